@@ -9,6 +9,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Two cores: emulator + test processes. Files run in parallel on separate emulator projects.
     maxWorkers: 2,
-    pool: 'forks'
+    pool: 'forks',
+    reporters: ['default', './test/support/count-reporter.ts']
   }
 })

@@ -3,6 +3,7 @@ import { LeasefenceError } from '../core/errors'
 import { publishCommand } from './publish'
 import { runCommand } from './run'
 import { statusCommand } from './status'
+import { reapCommand, releaseCommand } from './release'
 
 export const VERSION = '0.1.0'
 
@@ -14,7 +15,7 @@ export function buildProgram(): Command {
     .enablePositionalOptions()
   // run and publish end with a command line of its own: options after it belong to it.
   for (const sub of [runCommand(), publishCommand()]) program.addCommand(sub.passThroughOptions().showHelpAfterError())
-  for (const sub of [statusCommand()]) program.addCommand(sub.showHelpAfterError())
+  for (const sub of [statusCommand(), releaseCommand(), reapCommand()]) program.addCommand(sub.showHelpAfterError())
   program.exitOverride()
   for (const sub of program.commands) sub.exitOverride()
   return program

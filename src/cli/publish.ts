@@ -4,6 +4,8 @@ import { STATE_DIR_ENV } from '../core/local-state'
 import { validateOwner, validateResource, validateToken } from '../core/options'
 import { checkGate, EXIT_FENCED } from '../core/publish'
 import { ValidationError } from '../core/errors'
+import { planGate } from '../core/dry-run'
+import { DISABLED_BANNER, runMode } from '../core/modes'
 import { runChild, onTerminationSignals } from './child'
 import { addConnectionOptions, connectionFrom, type ConnectionFlags } from './settings'
 
@@ -37,6 +39,11 @@ Example (in a step after the leasefence action, or inside leasefence run):
 }
 
 async function publish(argv: string[], flags: PublishFlags): Promise<number> {
+  const mode = runMode(process.env)
+  if (mode === 'disabled') {
+    process.stderr.write(`leasefence: ${DISABLED_BANNER} Publishing without the gate.\n`)
+    return runChild(argv[0], argv.slice(1), process.env).exited
+  }
   const resource = flags.resource ?? process.env.LEASEFENCE_RESOURCE ?? ''
   const owner = flags.owner ?? process.env.LEASEFENCE_OWNER ?? ''
   const tokenText = flags.token ?? process.env.LEASEFENCE_FENCING_TOKEN
@@ -48,9 +55,14 @@ async function publish(argv: string[], flags: PublishFlags): Promise<number> {
   }
   validateResource(resource)
   validateOwner(owner)
-  const token = validateToken(tokenText)
+  const token = validateToken(tokenText === '0' && mode !== 'normal' ? '1' : tokenText)
   const store = new LeaseStore(connectionFrom(flags))
   try {
+    if (mode === 'dry-run') {
+      const plan = await planGate(store, resource, token)
+      process.stderr.write(`leasefence: ${plan.message}\n`)
+      return await runChild(argv[0], argv.slice(1), process.env).exited
+    }
     const outcome = await checkGate(store, { resource, owner, token, stateDir: process.env[STATE_DIR_ENV] })
     if (!outcome.passed) {
       process.stderr.write(`leasefence: publish refused, not running ${argv[0]}: ${outcome.error.message}\n`)

@@ -1,27 +1,30 @@
 import type { AcquireOptions, AcquireResult, Lease, LeaseStore } from './lease-store'
 import { LeaseBusyError, WaitTimeoutError } from './errors'
 import { formatDuration } from './duration'
-import type { OnBusy } from './options'
+import type { OnBusy, QueueMode } from './options'
+import { liveTicketCount, QueueTicket } from './queue'
 import { jitter, sleep, systemClock, type Clock } from './time'
 
 export type BusyInfo = Extract<AcquireResult, { acquired: false }>
 
 export interface AcquirePolicy extends AcquireOptions {
   onBusy: OnBusy
+  /** wait / supersede: FIFO tickets (default) or a free-for-all. */
+  queue?: QueueMode
   /** For on-busy wait: give up after this long (monotonic). */
   waitTimeoutMs?: number
-  /** Fallback poll period while waiting (jittered); a listener wakes waiters sooner. */
+  /** Fallback poll period while waiting (jittered); listeners wake waiters sooner. */
   pollMs?: number
   clock?: Clock
   signal?: AbortSignal
   /** Called while waiting, at most every `progressEveryMs` (default 10s). */
-  onWaiting?(busy: BusyInfo, waitedMs: number): void
+  onWaiting?(busy: BusyInfo, waitedMs: number, position: number | undefined): void
   progressEveryMs?: number
 }
 
 export type PolicyResult =
   | { acquired: true; lease: Lease; waitedMs: number }
-  | { acquired: false; busy: BusyInfo; waitedMs: number }
+  | { acquired: false; busy: BusyInfo; waitedMs: number; supersededBy?: string }
 
 export function describeBusy(b: BusyInfo): string {
   const left = b.expiresAt.getTime() - b.serverTime.getTime()
@@ -30,9 +33,12 @@ export function describeBusy(b: BusyInfo): string {
 }
 
 /**
- * Acquire with an on-busy policy: `skip` returns the holder, `fail` throws LeaseBusyError, `wait` retries
- * until acquired or the timeout (WaitTimeoutError). Waiting only reads; between reads it sleeps until the
- * earlier of the poll period and the holder's expiry, or until the lease document changes (listener).
+ * Acquire with an on-busy policy: `skip` returns the holder, `fail` throws LeaseBusyError, `wait` and
+ * `supersede` wait until acquired or the timeout (WaitTimeoutError). Waiting writes nothing but the
+ * waiter's queue ticket: it reads, and sleeps until the lease or the queue changes (listeners), the
+ * holder's expiry, or a jittered poll period, whichever comes first. With the FIFO queue only the oldest
+ * live ticket tries to acquire; `supersede` first cancels the older waiting tickets, whose waiters return
+ * `supersededBy`.
  */
 export async function acquireWithPolicy(
   store: LeaseStore,
@@ -42,83 +48,126 @@ export async function acquireWithPolicy(
 ): Promise<PolicyResult> {
   const clock = policy.clock ?? systemClock
   const started = clock.monotonic()
-  const first = await store.acquire(resource, owner, policy)
-  if (first.acquired) return { acquired: true, lease: first.lease, waitedMs: 0 }
-  if (policy.onBusy === 'skip') return { acquired: false, busy: first, waitedMs: 0 }
-  if (policy.onBusy === 'fail') throw new LeaseBusyError(`${describeBusy(first)}; on-busy is fail`)
+  const waits = policy.onBusy === 'wait' || policy.onBusy === 'supersede'
+  const queued = waits && (policy.queue ?? 'fifo') === 'fifo'
+  // A newcomer does not jump a queue that is already there, even if the lease is free for a moment.
+  const queueAhead = queued ? await liveTicketCount(store, resource) : 0
+  const first = queueAhead > 0 ? undefined : await store.acquire(resource, owner, policy)
+  if (first?.acquired) return { acquired: true, lease: first.lease, waitedMs: 0 }
+  let busy: BusyInfo = first ?? (await peekBusy(store, resource))
+  if (policy.onBusy === 'skip') return { acquired: false, busy, waitedMs: 0 }
+  if (policy.onBusy === 'fail') throw new LeaseBusyError(`${describeBusy(busy)}; on-busy is fail`)
 
   const timeout = policy.waitTimeoutMs ?? 15 * 60_000
   const pollMs = policy.pollMs ?? 1000
   const progressEvery = policy.progressEveryMs ?? 10_000
   let lastProgress = -Infinity
-  let busy: BusyInfo = first
-  const watch = watchDocument(store, resource)
+  const wake = new Waker()
+  const stopWatching = watchLease(store, resource, () => wake.ring())
+  let ticket: QueueTicket | undefined
+  let stopQueueWatch: (() => void) | undefined
   try {
+    if (queued) {
+      ticket = await QueueTicket.join(store, resource, owner, {
+        ttlMs: policy.ttlMs,
+        mode: policy.onBusy === 'supersede' ? 'supersede' : 'fifo',
+        holder: policy.holder
+      })
+      stopQueueWatch = ticket.watch(() => wake.ring())
+      if (policy.onBusy === 'supersede') await ticket.cancelOlder()
+    }
     for (;;) {
       const waited = clock.monotonic() - started
       if (waited >= timeout) {
-        throw new WaitTimeoutError(`waited ${formatDuration(waited)} for ${describeBusy(busy)}; raise wait-timeout or use on-busy: skip`)
+        throw new WaitTimeoutError(
+          `waited ${formatDuration(waited)} for ${describeBusy(busy)}; raise wait-timeout or use on-busy: skip`
+        )
       }
       if (policy.signal?.aborted) {
         throw new WaitTimeoutError(`stopped waiting for "${resource}" after ${formatDuration(waited)}`)
       }
+      let position: number | undefined
+      if (ticket) {
+        const view = await ticket.view()
+        if (view.cancelled) {
+          return { acquired: false, busy, waitedMs: clock.monotonic() - started, supersededBy: view.cancelledBy ?? 'a newer run' }
+        }
+        position = view.position
+      }
+      if (position === undefined || position <= 0) {
+        const r = await store.acquire(resource, owner, policy)
+        if (r.acquired) return { acquired: true, lease: r.lease, waitedMs: clock.monotonic() - started }
+        busy = r
+      }
       if (waited - lastProgress >= progressEvery) {
         lastProgress = waited
-        policy.onWaiting?.(busy, waited)
+        policy.onWaiting?.(busy, waited, position)
       }
+      // The head naps until the holder's expiry at the latest; others until the queue or lease changes.
       const untilExpiry = busy.expiresAt.getTime() - busy.serverTime.getTime()
-      const nap = Math.min(jitter(pollMs), Math.max(0, untilExpiry) + 25, timeout - waited)
-      await watch.next(nap, policy.signal)
-      const r = await store.acquire(resource, owner, policy)
-      if (r.acquired) return { acquired: true, lease: r.lease, waitedMs: clock.monotonic() - started }
-      busy = r
+      const head = position === undefined || position <= 0
+      const nap = Math.min(jitter(pollMs), head ? Math.max(0, untilExpiry) + 25 : Infinity, Math.max(0, timeout - waited))
+      await wake.wait(nap, policy.signal)
     }
   } finally {
-    watch.close()
+    stopQueueWatch?.()
+    stopWatching()
+    await ticket?.leave()
   }
 }
 
-/** Wakes a waiter when the lease document changes (a release), or after `ms`, whichever is first. */
-function watchDocument(store: LeaseStore, resource: string) {
-  let wake: (() => void) | undefined
-  let changed = false
+/** The current holder, for a newcomer that queued without trying (it only reads). */
+async function peekBusy(store: LeaseStore, resource: string): Promise<BusyInfo> {
+  const s = await store.status(resource)
+  return {
+    acquired: false,
+    resource,
+    holder: s.live ? s.owner ?? '(unknown)' : '(queue)',
+    holderMeta: s.holder,
+    token: s.token,
+    expiresAt: s.expiresAt ?? s.serverTime,
+    serverTime: s.serverTime,
+    acquiredAt: s.serverTime,
+    skipCount: 0
+  }
+}
+
+/** A one-shot alarm: `ring` wakes the current (or the next) `wait`. */
+class Waker {
+  private pending = false
+  private wakeNow?: () => void
+  ring(): void {
+    this.pending = true
+    this.wakeNow?.()
+  }
+  async wait(ms: number, signal?: AbortSignal): Promise<void> {
+    if (this.pending) {
+      this.pending = false
+      return
+    }
+    const ac = new AbortController()
+    this.wakeNow = () => ac.abort()
+    const onAbort = () => ac.abort()
+    signal?.addEventListener('abort', onAbort, { once: true })
+    await sleep(ms, ac.signal)
+    signal?.removeEventListener('abort', onAbort)
+    this.wakeNow = undefined
+    this.pending = false
+  }
+}
+
+/** Calls `onChange` when the lease document changes (a release, a renewal); errors only cost speed. */
+function watchLease(store: LeaseStore, resource: string, onChange: () => void): () => void {
   let first = true
-  let unsubscribe: (() => void) | undefined
   try {
-    unsubscribe = store.leaseRef(resource).onSnapshot(
+    return store.leaseRef(resource).onSnapshot(
       () => {
-        if (first) {
-          first = false
-          return
-        }
-        changed = true
-        wake?.()
+        if (first) first = false
+        else onChange()
       },
-      () => {
-        // Listener errors only cost speed: the poll still runs.
-        unsubscribe = undefined
-      }
+      () => undefined
     )
   } catch {
-    unsubscribe = undefined
-  }
-  return {
-    async next(ms: number, signal?: AbortSignal): Promise<void> {
-      if (changed) {
-        changed = false
-        return
-      }
-      const ac = new AbortController()
-      wake = () => ac.abort()
-      const onAbort = () => ac.abort()
-      signal?.addEventListener('abort', onAbort, { once: true })
-      await sleep(ms, ac.signal)
-      signal?.removeEventListener('abort', onAbort)
-      wake = undefined
-      changed = false
-    },
-    close(): void {
-      unsubscribe?.()
-    }
+    return () => undefined
   }
 }

@@ -26,6 +26,10 @@ export interface LeaseDoc {
   ttlMs: number
   releasedAt?: Timestamp | null
   releasedBy?: string | null
+  /** Skips recorded against this holder since its acquisition (reset on every acquisition). */
+  skipCount?: number
+  lastSkippedBy?: string | null
+  lastSkippedAt?: Timestamp | null
 }
 
 /** The gate document, `publish_gate/{id}`. */
@@ -64,6 +68,8 @@ export type AcquireResult =
       token: number
       expiresAt: Date
       serverTime: Date
+      acquiredAt: Date
+      skipCount: number
     }
 
 export type RenewResult =
@@ -107,6 +113,11 @@ export interface AcquireOptions {
   ttlMs: number
   /** Free-form metadata shown to others (run URL, host, ...). */
   holder?: Record<string, string>
+  /**
+   * Take the lease from this exact holder even though it has not expired: its run is known to be over
+   * (liveness-aware takeover). Applies only while the document still shows this owner and token.
+   */
+  staleHolder?: { owner: string; token: number; reason: string }
 }
 
 /** gRPC status codes we act on. */
@@ -203,7 +214,9 @@ export class LeaseStore {
         // Our own earlier write went through although its reply did not reach us.
         return { acquired: true, lease: this.toLease(prev, ttlOf(prev, opts.ttlMs), firstWriteSentAt) }
       }
-      if (prev && prev.owner !== owner && !isExpired(prev.expiresAt, now)) {
+      const stale =
+        !!prev && !!opts.staleHolder && prev.owner === opts.staleHolder.owner && prev.fencing === opts.staleHolder.token
+      if (prev && prev.owner !== owner && !isExpired(prev.expiresAt, now) && !stale) {
         return {
           acquired: false,
           resource,
@@ -211,7 +224,9 @@ export class LeaseStore {
           holderMeta: prev.holder ?? {},
           token: prev.fencing,
           expiresAt: prev.expiresAt.toDate(),
-          serverTime: now.toDate()
+          serverTime: now.toDate(),
+          acquiredAt: prev.acquiredAt.toDate(),
+          skipCount: prev.skipCount ?? 0
         }
       }
       const previousExpired = !!prev && prev.owner !== owner && !prev.releasedAt
@@ -226,7 +241,10 @@ export class LeaseStore {
         holder: opts.holder ?? {},
         ttlMs: opts.ttlMs,
         releasedAt: null,
-        releasedBy: null
+        releasedBy: null,
+        skipCount: 0,
+        lastSkippedBy: null,
+        lastSkippedAt: null
       }
       firstWriteSentAt ??= sentAt
       try {
@@ -234,7 +252,14 @@ export class LeaseStore {
         if (snap.exists) batch.update(ref, { ...doc }, { lastUpdateTime: snap.updateTime! })
         else batch.create(ref, doc)
         batch.create(this.auditRef(resource), {
-          action: prev && prev.owner !== owner ? (previousExpired ? 'takeover_expired' : 'acquire_after_release') : 'acquire',
+          action: stale && !isExpired(prev!.expiresAt, now)
+            ? 'takeover_stale_run'
+            : prev && prev.owner !== owner
+              ? previousExpired
+                ? 'takeover_expired'
+                : 'acquire_after_release'
+              : 'acquire',
+          reason: stale ? opts.staleHolder!.reason : null,
           owner,
           fencing: doc.fencing,
           previousOwner: prev?.owner ?? null,

@@ -2,7 +2,7 @@ import { parseDuration } from './duration'
 import { ValidationError } from './errors'
 import { validateResource } from './resource-id'
 
-export const ON_BUSY_MODES = ['skip', 'wait', 'fail'] as const
+export const ON_BUSY_MODES = ['skip', 'wait', 'fail', 'supersede'] as const
 export type OnBusy = (typeof ON_BUSY_MODES)[number]
 
 export const MIN_TTL_MS = 1000
@@ -44,6 +44,16 @@ export function parseOnBusy(value: string | undefined, fallback: OnBusy = 'skip'
   if (v === '') return fallback
   if ((ON_BUSY_MODES as readonly string[]).includes(v)) return v as OnBusy
   throw new ValidationError(`on-busy: "${value}" is not a mode; use one of ${ON_BUSY_MODES.join(', ')}`)
+}
+
+export const QUEUE_MODES = ['fifo', 'none'] as const
+export type QueueMode = (typeof QUEUE_MODES)[number]
+
+export function parseQueueMode(value: string | undefined): QueueMode {
+  const v = (value ?? '').trim().toLowerCase()
+  if (v === '') return 'fifo'
+  if ((QUEUE_MODES as readonly string[]).includes(v)) return v as QueueMode
+  throw new ValidationError(`queue: "${value}" is not a queue mode; use fifo or none`)
 }
 
 export function validateOwner(owner: string): void {
