@@ -3,11 +3,11 @@ import {
   FieldValue,
   Timestamp,
   type DocumentReference,
-  type DocumentSnapshot,
   type Firestore,
   type Transaction
 } from '@google-cloud/firestore'
 import { openFirestore, resolveConnection, type ConnectionSettings } from './connection'
+import { compareAndSet, messageOf } from './cas'
 import { LeaseLostError, StaleFencingError, StoreUnavailableError } from './errors'
 import { validateOwner, validateResource, validateToken } from './options'
 import { resourceDocId } from './resource-id'
@@ -120,22 +120,6 @@ export interface AcquireOptions {
   staleHolder?: { owner: string; token: number; reason: string }
 }
 
-/** gRPC status codes we act on. */
-const ABORTED = 10
-const FAILED_PRECONDITION = 9
-const ALREADY_EXISTS = 6
-const NOT_FOUND = 5
-
-function codeOf(err: unknown): number | undefined {
-  const c = (err as { code?: unknown })?.code
-  return typeof c === 'number' ? c : undefined
-}
-
-/** A lost race: someone else wrote the document between our read and our write. */
-function isConflict(err: unknown): boolean {
-  const c = codeOf(err)
-  return c === FAILED_PRECONDITION || c === ALREADY_EXISTS || c === NOT_FOUND || c === ABORTED
-}
 
 /**
  * The Firestore lease store.
@@ -197,17 +181,7 @@ export class LeaseStore {
     const nonce = randomUUID()
     // Monotonic send time of the earliest read that led to a write: the deadline of a recognised write.
     let firstWriteSentAt: number | undefined
-    let lastError: unknown
-    for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
-      const sentAt = this.clock.monotonic()
-      let snap: DocumentSnapshot
-      try {
-        snap = await ref.get()
-      } catch (err) {
-        lastError = err
-        await backoff(attempt)
-        continue
-      }
+    return compareAndSet(ref, this.casOptions(`acquire "${resource}"`), async ({ snap, sentAt }): Promise<AcquireResult> => {
       const now = snap.readTime
       const prev = snap.data() as LeaseDoc | undefined
       if (prev && prev.nonce === nonce && prev.owner === owner && firstWriteSentAt !== undefined) {
@@ -247,44 +221,27 @@ export class LeaseStore {
         lastSkippedAt: null
       }
       firstWriteSentAt ??= sentAt
-      try {
-        const batch = this.db.batch()
-        if (snap.exists) batch.update(ref, { ...doc }, { lastUpdateTime: snap.updateTime! })
-        else batch.create(ref, doc)
-        batch.create(this.auditRef(resource), {
-          action: stale && !isExpired(prev!.expiresAt, now)
-            ? 'takeover_stale_run'
-            : prev && prev.owner !== owner
-              ? previousExpired
-                ? 'takeover_expired'
-                : 'acquire_after_release'
-              : 'acquire',
-          reason: stale ? opts.staleHolder!.reason : null,
-          owner,
-          fencing: doc.fencing,
-          previousOwner: prev?.owner ?? null,
-          previousFencing: prev?.fencing ?? 0,
-          at: FieldValue.serverTimestamp()
-        })
-        await batch.commit()
-        await this.faults.afterCommit?.('acquire')
-        const lease = this.toLease(doc, opts.ttlMs, sentAt)
-        if (prev && prev.owner !== owner) {
-          lease.previousOwner = prev.owner
-          lease.previousExpired = previousExpired
-        }
-        return { acquired: true, lease }
-      } catch (err) {
-        lastError = err
-        // A conflict means someone else wrote first; anything else may be an ambiguous commit. Either
-        // way the next read tells: our nonce (we won after all), another live owner (busy), or free.
-        if (!isConflict(err)) await backoff(attempt)
+      const batch = this.db.batch()
+      if (snap.exists) batch.update(ref, { ...doc }, { lastUpdateTime: snap.updateTime! })
+      else batch.create(ref, doc)
+      batch.create(this.auditRef(resource), {
+        action: auditAction(prev, owner, stale && !isExpired(prev!.expiresAt, now), previousExpired),
+        reason: stale ? opts.staleHolder!.reason : null,
+        owner,
+        fencing: doc.fencing,
+        previousOwner: prev?.owner ?? null,
+        previousFencing: prev?.fencing ?? 0,
+        at: FieldValue.serverTimestamp()
+      })
+      await batch.commit()
+      await this.faults.afterCommit?.('acquire')
+      const lease = this.toLease(doc, opts.ttlMs, sentAt)
+      if (prev && prev.owner !== owner) {
+        lease.previousOwner = prev.owner
+        lease.previousExpired = previousExpired
       }
-    }
-    throw new StoreUnavailableError(
-      `could not acquire "${resource}" after ${this.maxAttempts} attempts: ${messageOf(lastError)}`,
-      lastError
-    )
+      return { acquired: true, lease }
+    })
   }
 
   /**
@@ -293,32 +250,15 @@ export class LeaseStore {
    */
   async renew(resource: string, owner: string, token: number, ttlMs: number): Promise<RenewResult> {
     const ref = this.leaseRef(resource)
-    let lastError: unknown
-    for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
-      const sentAt = this.clock.monotonic()
-      let snap: DocumentSnapshot
-      try {
-        snap = await ref.get()
-      } catch (err) {
-        lastError = err
-        await backoff(attempt)
-        continue
-      }
+    return compareAndSet(ref, this.casOptions(`renew "${resource}"`), async ({ snap, sentAt }): Promise<RenewResult> => {
       const now = snap.readTime
-      const cur = snap.data() as LeaseDoc | undefined
-      const why = whyNotHeld(cur, owner, token, now)
+      const why = whyNotHeld(snap.data() as LeaseDoc | undefined, owner, token, now)
       if (why) return { renewed: false, reason: why }
       const expiresAt = expiryAfter(now, ttlMs)
-      try {
-        await ref.update({ expiresAt, renewedAt: now, ttlMs }, { lastUpdateTime: snap.updateTime! })
-        await this.faults.afterCommit?.('renew')
-        return { renewed: true, expiresAt: expiresAt.toDate(), deadline: holderDeadline(sentAt, ttlMs) }
-      } catch (err) {
-        lastError = err
-        if (!isConflict(err)) await backoff(attempt)
-      }
-    }
-    throw new StoreUnavailableError(`could not renew "${resource}": ${messageOf(lastError)}`, lastError)
+      await ref.update({ expiresAt, renewedAt: now, ttlMs }, { lastUpdateTime: snap.updateTime! })
+      await this.faults.afterCommit?.('renew')
+      return { renewed: true, expiresAt: expiresAt.toDate(), deadline: holderDeadline(sentAt, ttlMs) }
+    })
   }
 
   /**
@@ -327,16 +267,7 @@ export class LeaseStore {
    */
   async release(resource: string, owner: string, token: number): Promise<ReleaseResult> {
     const ref = this.leaseRef(resource)
-    let lastError: unknown
-    for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
-      let snap: DocumentSnapshot
-      try {
-        snap = await ref.get()
-      } catch (err) {
-        lastError = err
-        await backoff(attempt)
-        continue
-      }
+    return compareAndSet(ref, this.casOptions(`release "${resource}"`), async ({ snap }): Promise<ReleaseResult> => {
       const now = snap.readTime
       const cur = snap.data() as LeaseDoc | undefined
       if (!cur) return { released: false, reason: 'no lease document exists for this resource' }
@@ -345,27 +276,21 @@ export class LeaseStore {
       }
       if (cur.releasedAt) return { released: false, reason: 'already released' }
       const wasExpired = isExpired(cur.expiresAt, now)
-      try {
-        const batch = this.db.batch()
-        batch.update(ref, { expiresAt: wasExpired ? cur.expiresAt : now, releasedAt: now, releasedBy: owner }, {
-          lastUpdateTime: snap.updateTime!
-        })
-        batch.create(this.auditRef(resource), {
-          action: 'release',
-          owner,
-          fencing: token,
-          wasExpired,
-          at: FieldValue.serverTimestamp()
-        })
-        await batch.commit()
-        await this.faults.afterCommit?.('release')
-        return { released: true, token, wasExpired }
-      } catch (err) {
-        lastError = err
-        if (!isConflict(err)) await backoff(attempt)
-      }
-    }
-    throw new StoreUnavailableError(`could not release "${resource}": ${messageOf(lastError)}`, lastError)
+      const batch = this.db.batch()
+      batch.update(ref, { expiresAt: wasExpired ? cur.expiresAt : now, releasedAt: now, releasedBy: owner }, {
+        lastUpdateTime: snap.updateTime!
+      })
+      batch.create(this.auditRef(resource), {
+        action: 'release',
+        owner,
+        fencing: token,
+        wasExpired,
+        at: FieldValue.serverTimestamp()
+      })
+      await batch.commit()
+      await this.faults.afterCommit?.('release')
+      return { released: true, token, wasExpired }
+    })
   }
 
   /** Reads the lease as the server sees it now. */
@@ -447,6 +372,10 @@ export class LeaseStore {
     return snap.data() as GateDoc | undefined
   }
 
+  private casOptions(what: string) {
+    return { what, clock: this.clock, maxAttempts: this.maxAttempts }
+  }
+
   private toLease(doc: LeaseDoc, ttlMs: number, sentAt: number): Lease {
     return {
       resource: doc.resource,
@@ -488,11 +417,9 @@ function ttlOf(doc: LeaseDoc, fallback: number): number {
   return typeof doc.ttlMs === 'number' ? doc.ttlMs : fallback
 }
 
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err ?? 'unknown error')
+function auditAction(prev: LeaseDoc | undefined, owner: string, staleRun: boolean, previousExpired: boolean): string {
+  if (staleRun) return 'takeover_stale_run'
+  if (!prev || prev.owner === owner) return 'acquire'
+  return previousExpired ? 'takeover_expired' : 'acquire_after_release'
 }
 
-function backoff(attempt: number): Promise<void> {
-  const ms = Math.min(2000, 50 * 2 ** attempt) * (0.5 + Math.random())
-  return new Promise((r) => setTimeout(r, ms))
-}

@@ -1,5 +1,6 @@
 import { FieldValue, Timestamp, type DocumentSnapshot } from '@google-cloud/firestore'
-import { ValidationError, StoreUnavailableError } from './errors'
+import { compareAndSet } from './cas'
+import { ValidationError } from './errors'
 import type { GateDoc, LeaseDoc, LeaseStore } from './lease-store'
 import { isExpired } from './time'
 
@@ -29,26 +30,6 @@ export interface ForceReleaseResult {
   reason: string
 }
 
-const FAILED_PRECONDITION = 9
-const NOT_FOUND = 5
-
-async function casLoop<T>(what: string, attempt: () => Promise<T | 'retry'>, tries = 8): Promise<T> {
-  let last: unknown
-  for (let i = 0; i < tries; i++) {
-    try {
-      const r = await attempt()
-      if (r !== 'retry') return r
-    } catch (err) {
-      last = err
-      const code = (err as { code?: number }).code
-      if (code !== FAILED_PRECONDITION && code !== NOT_FOUND) {
-        await new Promise((r) => setTimeout(r, 50 * 2 ** i))
-      }
-    }
-  }
-  throw new StoreUnavailableError(`${what}: no definite answer from Firestore: ${(last as Error)?.message ?? 'conflicts'}`, last)
-}
-
 /**
  * Expires the lease now whoever holds it, keeps the fencing counter, and appends an audit record with
  * the reason and the actor. The old holder's heartbeat then finds its lease lost, and its gate refuses.
@@ -63,8 +44,7 @@ export async function forceRelease(
   }
   if (!opts.actor || !opts.actor.trim()) throw new ValidationError('actor: say who forces the release')
   const ref = store.leaseRef(resource)
-  return casLoop(`force release of "${resource}"`, async () => {
-    const snap = await ref.get()
+  return compareAndSet(ref, { what: `force release of "${resource}"` }, async ({ snap }) => {
     const now = snap.readTime
     const cur = snap.data() as LeaseDoc | undefined
     if (!cur) return { released: false, token: 0, wasLive: false, reason: 'no lease document exists for this resource' }
@@ -109,8 +89,7 @@ export interface SkipRecord {
  */
 export async function recordSkip(store: LeaseStore, resource: string, skipper: string): Promise<SkipRecord | undefined> {
   const ref = store.leaseRef(resource)
-  return casLoop(`skip count of "${resource}"`, async () => {
-    const snap = await ref.get()
+  return compareAndSet(ref, { what: `skip count of "${resource}"` }, async ({ snap }) => {
     const now = snap.readTime
     const cur = snap.data() as LeaseDoc | undefined
     if (!cur || isExpired(cur.expiresAt, now) || cur.releasedAt) return undefined
@@ -201,8 +180,7 @@ export async function reapAbandoned(store: LeaseStore, actor: string, only?: str
   const reaped: LeaseRow[] = []
   for (const row of rows) {
     const ref = store.leaseRef(row.resource)
-    const done = await casLoop(`reap of "${row.resource}"`, async () => {
-      const snap = await ref.get()
+    const done = await compareAndSet(ref, { what: `reap of "${row.resource}"` }, async ({ snap }) => {
       const cur = snap.data() as LeaseDoc | undefined
       if (!cur || cur.releasedAt || !isExpired(cur.expiresAt, snap.readTime)) return false
       const batch = store.db.batch()
