@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander'
 import { LeasefenceError } from '../core/errors'
+import { envCommand } from './env'
 import { publishCommand } from './publish'
 import { runCommand } from './run'
 import { statusCommand } from './status'
@@ -15,7 +16,7 @@ export function buildProgram(): Command {
     .enablePositionalOptions()
   // run and publish end with a command line of its own: options after it belong to it.
   for (const sub of [runCommand(), publishCommand()]) program.addCommand(sub.passThroughOptions().showHelpAfterError())
-  for (const sub of [statusCommand(), releaseCommand(), reapCommand()]) program.addCommand(sub.showHelpAfterError())
+  for (const sub of [statusCommand(), releaseCommand(), reapCommand(), envCommand()]) program.addCommand(sub.showHelpAfterError())
   program.exitOverride()
   for (const sub of program.commands) sub.exitOverride()
   return program
