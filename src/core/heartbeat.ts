@@ -57,8 +57,17 @@ export class Heartbeat {
 
   start(): this {
     this.armDeadline()
-    this.schedule(this.opts.intervalMs)
+    this.schedule(this.nextDelay())
     return this
+  }
+
+  /**
+   * The interval, but never more than a third of the time left: a lease whose acquisition was slow (so
+   * less than a full ttl is left) still gets its renewals in before the deadline.
+   */
+  private nextDelay(): number {
+    const left = this.deadline - this.clock.monotonic()
+    return Math.max(0, Math.min(this.opts.intervalMs, Math.floor(left / 3)))
   }
 
   /** Stops renewing (without declaring loss) and waits for a renewal in flight. */
@@ -109,7 +118,7 @@ export class Heartbeat {
     this.stats.renewals++
     this.armDeadline()
     this.opts.onRenew?.({ expiresAt: result.expiresAt, deadline: result.deadline, count: this.stats.renewals })
-    this.schedule(this.opts.intervalMs)
+    this.schedule(this.nextDelay())
   }
 
   private declareLost(reason: string): void {

@@ -267,6 +267,8 @@ export class LeaseStore {
    */
   async release(resource: string, owner: string, token: number): Promise<ReleaseResult> {
     const ref = this.leaseRef(resource)
+    // The writes this call sent (releasedAt = that attempt's read time): one whose reply was lost is ours.
+    const sent: { releasedAt: Timestamp; wasExpired: boolean }[] = []
     return compareAndSet(ref, this.casOptions(`release "${resource}"`), async ({ snap }): Promise<ReleaseResult> => {
       const now = snap.readTime
       const cur = snap.data() as LeaseDoc | undefined
@@ -274,8 +276,13 @@ export class LeaseStore {
       if (cur.owner !== owner || cur.fencing !== token) {
         return { released: false, reason: `now held by ${cur.owner} with token ${cur.fencing}; left untouched` }
       }
-      if (cur.releasedAt) return { released: false, reason: 'already released' }
+      if (cur.releasedAt) {
+        const ours = cur.releasedBy === owner ? sent.find((w) => w.releasedAt.isEqual(cur.releasedAt!)) : undefined
+        if (ours) return { released: true, token, wasExpired: ours.wasExpired }
+        return { released: false, reason: 'already released' }
+      }
       const wasExpired = isExpired(cur.expiresAt, now)
+      sent.push({ releasedAt: now, wasExpired })
       const batch = this.db.batch()
       batch.update(ref, { expiresAt: wasExpired ? cur.expiresAt : now, releasedAt: now, releasedBy: owner }, {
         lastUpdateTime: snap.updateTime!
