@@ -2,7 +2,7 @@ exports.id = 669;
 exports.ids = [669];
 exports.modules = {
 
-/***/ 5183:
+/***/ 15183:
 /***/ (function(__unused_webpack_module, exports, __webpack_require__) {
 
 "use strict";
@@ -32,8 +32,8 @@ var __importStar = (this && this.__importStar) || function (mod) {
 };
 Object.defineProperty(exports, "__esModule", ({ value: true }));
 exports.req = exports.json = exports.toBuffer = void 0;
-const http = __importStar(__webpack_require__(8611));
-const https = __importStar(__webpack_require__(5692));
+const http = __importStar(__webpack_require__(58611));
+const https = __importStar(__webpack_require__(65692));
 async function toBuffer(stream) {
     let length = 0;
     const chunks = [];
@@ -75,7 +75,7 @@ exports.req = req;
 
 /***/ }),
 
-/***/ 8894:
+/***/ 98894:
 /***/ (function(__unused_webpack_module, exports, __webpack_require__) {
 
 "use strict";
@@ -108,10 +108,10 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
 };
 Object.defineProperty(exports, "__esModule", ({ value: true }));
 exports.Agent = void 0;
-const net = __importStar(__webpack_require__(9278));
-const http = __importStar(__webpack_require__(8611));
-const https_1 = __webpack_require__(5692);
-__exportStar(__webpack_require__(5183), exports);
+const net = __importStar(__webpack_require__(69278));
+const http = __importStar(__webpack_require__(58611));
+const https_1 = __webpack_require__(65692);
+__exportStar(__webpack_require__(15183), exports);
 const INTERNAL = Symbol('AgentBaseInternalState');
 class Agent extends http.Agent {
     constructor(opts) {
@@ -520,7 +520,7 @@ function localstorage() {
 	}
 }
 
-module.exports = __webpack_require__(897)(exports);
+module.exports = __webpack_require__(40897)(exports);
 
 const {formatters} = module.exports;
 
@@ -539,7 +539,7 @@ formatters.j = function (v) {
 
 /***/ }),
 
-/***/ 897:
+/***/ 40897:
 /***/ ((module, __unused_webpack_exports, __webpack_require__) => {
 
 
@@ -555,7 +555,7 @@ function setup(env) {
 	createDebug.disable = disable;
 	createDebug.enable = enable;
 	createDebug.enabled = enabled;
-	createDebug.humanize = __webpack_require__(744);
+	createDebug.humanize = __webpack_require__(70744);
 	createDebug.destroy = destroy;
 
 	Object.keys(env).forEach(key => {
@@ -849,21 +849,21 @@ module.exports = setup;
 if (typeof process === 'undefined' || process.type === 'renderer' || process.browser === true || process.__nwjs) {
 	module.exports = __webpack_require__(6110);
 } else {
-	module.exports = __webpack_require__(5108);
+	module.exports = __webpack_require__(95108);
 }
 
 
 /***/ }),
 
-/***/ 5108:
+/***/ 95108:
 /***/ ((module, exports, __webpack_require__) => {
 
 /**
  * Module dependencies.
  */
 
-const tty = __webpack_require__(2018);
-const util = __webpack_require__(9023);
+const tty = __webpack_require__(52018);
+const util = __webpack_require__(39023);
 
 /**
  * This is the Node.js implementation of `debug()`.
@@ -889,7 +889,7 @@ exports.colors = [6, 2, 3, 4, 5, 1];
 try {
 	// Optional dependency (as in, doesn't need to be installed, NOT like optionalDependencies in package.json)
 	// eslint-disable-next-line import/no-extraneous-dependencies
-	const supportsColor = __webpack_require__(75);
+	const supportsColor = __webpack_require__(60075);
 
 	if (supportsColor && (supportsColor.stderr || supportsColor).level >= 2) {
 		exports.colors = [
@@ -1097,7 +1097,7 @@ function init(debug) {
 	}
 }
 
-module.exports = __webpack_require__(897)(exports);
+module.exports = __webpack_require__(40897)(exports);
 
 const {formatters} = module.exports;
 
@@ -1158,13 +1158,13 @@ var __importDefault = (this && this.__importDefault) || function (mod) {
 };
 Object.defineProperty(exports, "__esModule", ({ value: true }));
 exports.HttpsProxyAgent = void 0;
-const net = __importStar(__webpack_require__(9278));
-const tls = __importStar(__webpack_require__(4756));
-const assert_1 = __importDefault(__webpack_require__(2613));
+const net = __importStar(__webpack_require__(69278));
+const tls = __importStar(__webpack_require__(64756));
+const assert_1 = __importDefault(__webpack_require__(42613));
 const debug_1 = __importDefault(__webpack_require__(2830));
-const agent_base_1 = __webpack_require__(8894);
-const url_1 = __webpack_require__(7016);
-const parse_proxy_response_1 = __webpack_require__(7943);
+const agent_base_1 = __webpack_require__(98894);
+const url_1 = __webpack_require__(87016);
+const parse_proxy_response_1 = __webpack_require__(37943);
 const debug = (0, debug_1.default)('https-proxy-agent');
 const setServernameFromNonIpHost = (options) => {
     if (options.servername === undefined &&
@@ -1312,7 +1312,7 @@ function omit(obj, ...keys) {
 
 /***/ }),
 
-/***/ 7943:
+/***/ 37943:
 /***/ (function(__unused_webpack_module, exports, __webpack_require__) {
 
 "use strict";
@@ -1420,7 +1420,7 @@ exports.parseProxyResponse = parseProxyResponse;
 
 /***/ }),
 
-/***/ 744:
+/***/ 70744:
 /***/ ((module) => {
 
 /**
@@ -1589,7 +1589,7 @@ function plural(ms, msAbs, n, name) {
 
 /***/ }),
 
-/***/ 75:
+/***/ 60075:
 /***/ ((module) => {
 
 module.exports = eval("require")("supports-color");

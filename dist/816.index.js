@@ -2,14 +2,14 @@ exports.id = 816;
 exports.ids = [816];
 exports.modules = {
 
-/***/ 7666:
+/***/ 57666:
 /***/ ((module, __unused_webpack_exports, __webpack_require__) => {
 
 /*! node-domexception. MIT License. Jimmy Wärting <https://jimmy.warting.se/opensource> */
 
 if (!globalThis.DOMException) {
   try {
-    const { MessageChannel } = __webpack_require__(8167),
+    const { MessageChannel } = __webpack_require__(28167),
     port = new MessageChannel().port1,
     ab = new ArrayBuffer()
     port.postMessage(ab, [ab, ab])
@@ -25,7 +25,7 @@ module.exports = globalThis.DOMException
 
 /***/ }),
 
-/***/ 3585:
+/***/ 73585:
 /***/ (function(__unused_webpack_module, exports) {
 
 /**
@@ -4768,7 +4768,7 @@ module.exports = globalThis.DOMException
 
 /***/ }),
 
-/***/ 1204:
+/***/ 71204:
 /***/ ((__unused_webpack_module, __unused_webpack_exports, __webpack_require__) => {
 
 /* c8 ignore start */
@@ -4784,7 +4784,7 @@ if (!globalThis.ReadableStream) {
     const { emitWarning } = process
     try {
       process.emitWarning = () => {}
-      Object.assign(globalThis, __webpack_require__(7830))
+      Object.assign(globalThis, __webpack_require__(37830))
       process.emitWarning = emitWarning
     } catch (error) {
       process.emitWarning = emitWarning
@@ -4792,14 +4792,14 @@ if (!globalThis.ReadableStream) {
     }
   } catch (error) {
     // fallback to polyfill implementation
-    Object.assign(globalThis, __webpack_require__(3585))
+    Object.assign(globalThis, __webpack_require__(73585))
   }
 }
 
 try {
   // Don't use node: prefix for this, require+node: is not supported until node v14.14
   // Only `import()` can use prefix in 12.20 and later
-  const { Blob } = __webpack_require__(181)
+  const { Blob } = __webpack_require__(20181)
   if (Blob && !Blob.prototype.stream) {
     Blob.prototype.stream = function name (params) {
       let position = 0
@@ -4826,7 +4826,7 @@ try {
 
 /***/ }),
 
-/***/ 4645:
+/***/ 34645:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
 
 "use strict";
@@ -4834,7 +4834,7 @@ try {
 /* harmony export */   A: () => (__WEBPACK_DEFAULT_EXPORT__)
 /* harmony export */ });
 /* unused harmony export File */
-/* harmony import */ var _index_js__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(6327);
+/* harmony import */ var _index_js__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(86327);
 
 
 const _File = class File extends _index_js__WEBPACK_IMPORTED_MODULE_0__/* ["default"] */ .A {
@@ -4888,7 +4888,7 @@ const File = _File
 
 /***/ }),
 
-/***/ 995:
+/***/ 90995:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
 
 "use strict";
@@ -4900,11 +4900,11 @@ const File = _File
 /* harmony export */   _M: () => (/* binding */ fileFromSync),
 /* harmony export */   k4: () => (/* binding */ blobFrom)
 /* harmony export */ });
-/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(3024);
-/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __webpack_require__(6760);
-/* harmony import */ var node_domexception__WEBPACK_IMPORTED_MODULE_2__ = __webpack_require__(7666);
-/* harmony import */ var _file_js__WEBPACK_IMPORTED_MODULE_3__ = __webpack_require__(4645);
-/* harmony import */ var _index_js__WEBPACK_IMPORTED_MODULE_4__ = __webpack_require__(6327);
+/* harmony import */ var node_fs__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(73024);
+/* harmony import */ var node_path__WEBPACK_IMPORTED_MODULE_1__ = __webpack_require__(76760);
+/* harmony import */ var node_domexception__WEBPACK_IMPORTED_MODULE_2__ = __webpack_require__(57666);
+/* harmony import */ var _file_js__WEBPACK_IMPORTED_MODULE_3__ = __webpack_require__(34645);
+/* harmony import */ var _index_js__WEBPACK_IMPORTED_MODULE_4__ = __webpack_require__(86327);
 
 
 
@@ -5009,7 +5009,7 @@ class BlobDataItem {
 
 /***/ }),
 
-/***/ 6327:
+/***/ 86327:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
 
 "use strict";
@@ -5017,7 +5017,7 @@ class BlobDataItem {
 /* harmony export */   A: () => (__WEBPACK_DEFAULT_EXPORT__)
 /* harmony export */ });
 /* unused harmony export Blob */
-/* harmony import */ var _streams_cjs__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(1204);
+/* harmony import */ var _streams_cjs__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(71204);
 /*! fetch-blob. MIT License. Jimmy Wärting <https://jimmy.warting.se/opensource> */
 
 // TODO (jimmywarting): in the feature use conditional loading with top level await (requires 14.x)
@@ -5272,7 +5272,7 @@ const Blob = _Blob
 
 /***/ }),
 
-/***/ 3018:
+/***/ 83018:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
 
 "use strict";
@@ -5281,8 +5281,8 @@ const Blob = _Blob
 /* harmony export */   fS: () => (/* binding */ FormData)
 /* harmony export */ });
 /* unused harmony export File */
-/* harmony import */ var fetch_blob__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(6327);
-/* harmony import */ var fetch_blob_file_js__WEBPACK_IMPORTED_MODULE_1__ = __webpack_require__(4645);
+/* harmony import */ var fetch_blob__WEBPACK_IMPORTED_MODULE_0__ = __webpack_require__(86327);
+/* harmony import */ var fetch_blob_file_js__WEBPACK_IMPORTED_MODULE_1__ = __webpack_require__(34645);
 /*! formdata-polyfill. MIT License. Jimmy Wärting <https://jimmy.warting.se/opensource> */
 
 
@@ -5327,7 +5327,7 @@ return new B(c,{type:"multipart/form-data; boundary="+b})}
 
 /***/ }),
 
-/***/ 816:
+/***/ 70816:
 /***/ ((__unused_webpack___webpack_module__, __webpack_exports__, __webpack_require__) => {
 
 "use strict";
@@ -5353,13 +5353,13 @@ __webpack_require__.d(__webpack_exports__, {
 });
 
 // EXTERNAL MODULE: external "node:http"
-var external_node_http_ = __webpack_require__(7067);
+var external_node_http_ = __webpack_require__(37067);
 // EXTERNAL MODULE: external "node:https"
-var external_node_https_ = __webpack_require__(4708);
+var external_node_https_ = __webpack_require__(44708);
 // EXTERNAL MODULE: external "node:zlib"
-var external_node_zlib_ = __webpack_require__(8522);
+var external_node_zlib_ = __webpack_require__(38522);
 // EXTERNAL MODULE: external "node:stream"
-var external_node_stream_ = __webpack_require__(7075);
+var external_node_stream_ = __webpack_require__(57075);
 // EXTERNAL MODULE: external "node:buffer"
 var external_node_buffer_ = __webpack_require__(4573);
 ;// CONCATENATED MODULE: ./node_modules/data-uri-to-buffer/dist/index.js
@@ -5417,11 +5417,11 @@ function dataUriToBuffer(uri) {
 /* harmony default export */ const dist = (dataUriToBuffer);
 //# sourceMappingURL=index.js.map
 // EXTERNAL MODULE: external "node:util"
-var external_node_util_ = __webpack_require__(7975);
+var external_node_util_ = __webpack_require__(57975);
 // EXTERNAL MODULE: ./node_modules/fetch-blob/index.js
-var fetch_blob = __webpack_require__(6327);
+var fetch_blob = __webpack_require__(86327);
 // EXTERNAL MODULE: ./node_modules/formdata-polyfill/esm.min.js
-var esm_min = __webpack_require__(3018);
+var esm_min = __webpack_require__(83018);
 ;// CONCATENATED MODULE: ./node_modules/node-fetch/src/errors/base.js
 class FetchBaseError extends Error {
 	constructor(message, type) {
@@ -5682,7 +5682,7 @@ class Body {
 			return formData;
 		}
 
-		const {toFormData} = await __webpack_require__.e(/* import() */ 101).then(__webpack_require__.bind(__webpack_require__, 9101));
+		const {toFormData} = await __webpack_require__.e(/* import() */ 101).then(__webpack_require__.bind(__webpack_require__, 29101));
 		return toFormData(this.body, ct);
 	}
 
@@ -6402,7 +6402,7 @@ Object.defineProperties(Response.prototype, {
 });
 
 // EXTERNAL MODULE: external "node:url"
-var external_node_url_ = __webpack_require__(3136);
+var external_node_url_ = __webpack_require__(73136);
 ;// CONCATENATED MODULE: ./node_modules/node-fetch/src/utils/get-search.js
 const getSearch = parsedURL => {
 	if (parsedURL.search) {
@@ -6415,7 +6415,7 @@ const getSearch = parsedURL => {
 };
 
 // EXTERNAL MODULE: external "node:net"
-var external_node_net_ = __webpack_require__(7030);
+var external_node_net_ = __webpack_require__(77030);
 ;// CONCATENATED MODULE: ./node_modules/node-fetch/src/utils/referrer.js
 
 
@@ -7084,7 +7084,7 @@ class AbortError extends FetchBaseError {
 }
 
 // EXTERNAL MODULE: ./node_modules/fetch-blob/from.js
-var from = __webpack_require__(995);
+var from = __webpack_require__(90995);
 ;// CONCATENATED MODULE: ./node_modules/node-fetch/src/index.js
 /**
  * Index.js

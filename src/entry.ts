@@ -1,4 +1,8 @@
 import { runCli } from './cli/index'
+import { runHeartbeatDaemon } from './action/heartbeat-daemon'
+import { runMain } from './action/main'
+import { runPost } from './action/post'
+import { runPublish } from './action/publish'
 
 export type EntryMode = 'cli' | 'main' | 'post' | 'publish' | 'heartbeat'
 
@@ -8,6 +12,14 @@ export async function entry(mode: EntryMode): Promise<void> {
     case 'cli':
       process.exitCode = await runCli(process.argv.slice(2))
       return
+    case 'main':
+      return runMain()
+    case 'post':
+      return runPost()
+    case 'publish':
+      return runPublish()
+    case 'heartbeat':
+      return runHeartbeatDaemon(process.argv[2])
     default:
       throw new Error(`leasefence: unknown entry point ${mode}`)
   }

@@ -1,0 +1,255 @@
+/**
+ * `npm run demo`: several scheduled jobs publish to one git remote through one leasefence lease.
+ *
+ * A local Firestore emulator, a local bare git repository, and 4 simulated GitHub Actions jobs (the same
+ * runner harness as the tests, running the committed action bundle step by step). Each job: main
+ * (on-busy: wait, ttl 3s) → checkout → generate a page and commit it with a `Lease-Fencing-Token` trailer
+ * → `leasefence publish -- git push` (after fetch + rebase, so honest jobs fast-forward) → post.
+ * One job's runner freezes mid-job for longer than the ttl (its heartbeat is SIGSTOPped and its step
+ * sleeps): another job takes the lease over and publishes; when the frozen job resumes, its publish is
+ * refused (exit 75) and its commit never reaches the remote. The demo ends by checking that the remote's
+ * history carries strictly increasing tokens, and exits non-zero otherwise.
+ */
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { startEmulator, type RunningEmulator } from '../test/support/emulator'
+import { IDENTITY, LocalRemote, REPO_ROOT, SimulatedJob, type StepResult } from '../test/support/runner'
+
+const JOBS = 4
+const FROZEN = 2
+const TTL = '3s'
+const TTL_MS = 3000
+const STAGGER_MS = 700
+const RESOURCE = 'octo-org/site'
+const PROJECT = 'demo-leasefence'
+
+const color = process.stdout.isTTY && !process.env.NO_COLOR
+const paint = (code: string, s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s)
+const bold = (s: string) => paint('1', s)
+const dim = (s: string) => paint('2', s)
+const red = (s: string) => paint('31', s)
+const green = (s: string) => paint('32', s)
+const yellow = (s: string) => paint('33', s)
+const JOB_COLORS = ['36', '35', '34', '33', '32', '31']
+
+let t0 = Date.now()
+const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s`
+const label = (n: number) => paint(JOB_COLORS[(n - 1) % JOB_COLORS.length], `job ${n}`)
+function say(n: number | undefined, text: string): void {
+  console.log(`${dim(`[${elapsed()}]`)} ${n === undefined ? '     ' : label(n)}  ${text}`)
+}
+
+interface JobReport {
+  n: number
+  owner?: string
+  token?: number
+  waitedMs?: number
+  acquiredAt?: number
+  endedAt?: number
+  published: boolean
+  publishExit?: number
+  refusal?: string
+  lost?: string
+  frozen: boolean
+  postNote?: string
+  killedAtEnd: number[]
+}
+
+/** "job 3" for an owner string of one of our jobs. */
+const ownerLabel = (owner: string | undefined): string => {
+  const m = /\/jobs\/generate-(\d+)\//.exec(owner ?? '')
+  return m ? `job ${m[1]}` : owner ?? '?'
+}
+
+function lastLine(step: StepResult, pattern: RegExp): string | undefined {
+  return step.log
+    .split('\n')
+    .filter((l) => pattern.test(l))
+    .pop()
+}
+
+async function runJob(n: number, remote: LocalRemote, jobs: SimulatedJob[]): Promise<JobReport> {
+  const frozen = n === FROZEN
+  const report: JobReport = { n, published: false, frozen, killedAtEnd: [] }
+  const job = new SimulatedJob({
+    job: `generate-${n}`,
+    runId: String(7000 + n),
+    workflow: 'Scheduled site generation',
+    env: { GOOGLE_CLOUD_PROJECT: PROJECT }
+  })
+  jobs.push(job)
+  const git = `git ${IDENTITY.join(' ')}`
+  try {
+    say(n, `scheduled run ${job.context.run_id} starts: leasefence main (on-busy: wait, ttl ${TTL})`)
+    const main = await job.main({ resource: RESOURCE, ttl: TTL, 'on-busy': 'wait', 'wait-timeout': '2m' })
+    if (main.exitCode !== 0 || main.outputs.acquired !== 'true') {
+      say(n, red(`main failed (exit ${main.exitCode}): ${main.annotations.map((a) => a.message).join('; ')}`))
+      return report
+    }
+    report.owner = main.outputs.owner
+    report.token = Number(main.outputs['fencing-token'])
+    report.acquiredAt = Date.now()
+    const waited = Number(main.state['waited-ms'] ?? 0)
+    report.waitedMs = waited
+    const took = /took over from (\S+), whose lease had expired/.exec(main.log)
+    const after = /previous holder (\S+) had released it/.exec(main.log)
+    say(
+      n,
+      green(`acquired the lease: fencing token ${report.token}`) +
+        (waited > 100 ? ` after waiting ${(waited / 1000).toFixed(1)}s` : '') +
+        (took ? yellow(` (took over from ${ownerLabel(took[1])}, whose lease had expired)`) : after ? dim(` (${ownerLabel(after[1])} had released it)`) : '')
+    )
+
+    const checkout = await job.shell(`git clone -q "${remote.bare}" .`, { name: 'checkout' })
+    if (checkout.exitCode !== 0) throw new Error(`checkout failed: ${checkout.stderr}`)
+
+    const heartbeatPid = Number(main.state['heartbeat-pid'])
+    let sleep = '1'
+    if (frozen) {
+      // The runner VM freezes: nothing of this job runs, the heartbeat included.
+      process.kill(heartbeatPid, 'SIGSTOP')
+      sleep = String((TTL_MS * 2) / 1000)
+      say(n, yellow(`runner frozen: heartbeat paused, the generation step stalls for ${sleep}s (ttl ${TTL})`))
+    }
+    const generate = await job.shell(
+      [
+        `sleep ${sleep}`,
+        'mkdir -p pages',
+        `echo "generated by job ${n} with token $LEASEFENCE_FENCING_TOKEN" > pages/job-${n}.txt`,
+        `git add pages && ${git} commit -q -m "job ${n}: generate pages" -m "Lease-Fencing-Token: $LEASEFENCE_FENCING_TOKEN"`
+      ].join(' && '),
+      { name: 'generate' }
+    )
+    if (frozen) {
+      process.kill(heartbeatPid, 'SIGCONT')
+      say(n, yellow('runner resumes'))
+    }
+    if (generate.exitCode !== 0) throw new Error(`generate failed: ${generate.stderr}`)
+    say(n, `generated pages/job-${n}.txt and committed it (Lease-Fencing-Token: ${report.token})`)
+
+    // Publish: catch up with the remote (honest jobs fast-forward), then the gate, then the push.
+    const publish = await job.shell(`git fetch -q origin && ${git} rebase -q origin/main && leasefence publish -- git push -q origin HEAD:main`, {
+      name: 'publish'
+    })
+    report.publishExit = publish.exitCode
+    if (publish.exitCode === 0) {
+      report.published = true
+      say(n, green(`published with token ${report.token}: the gate passed, git push done`))
+    } else {
+      report.refusal = lastLine(publish, /publish refused/)?.replace(/^leasefence: /, '') ?? publish.stderr.trim()
+      say(n, red(`publish REFUSED (exit ${publish.exitCode}): `) + (report.refusal ?? ''))
+    }
+
+    const post = await job.post()
+    report.endedAt = Date.now()
+    report.lost = post.annotations.find((a) => a.properties.title === 'leasefence: lease lost')?.message
+    const outcome = lastLine(post, /^leasefence: ".*" token \d+: /)?.replace(/^leasefence: ".*" token \d+: /, '') ?? `post exit ${post.exitCode}`
+    report.postNote = outcome
+    say(n, `post: ${outcome.replace(/now held by (\S+)/, (_, o: string) => `now held by ${ownerLabel(o)}`)}${post.exitCode === 0 ? '' : red(` (post exit ${post.exitCode})`)}`)
+  } finally {
+    report.killedAtEnd = (await job.end()).killed
+    if (report.killedAtEnd.length) say(n, red(`job end had to kill leftover processes ${report.killedAtEnd.join(', ')}`))
+  }
+  return report
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)))
+  return rows.map((r) => '  ' + r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n')
+}
+
+async function main(): Promise<number> {
+  if (!existsSync(join(REPO_ROOT, 'dist/main.js'))) {
+    console.error('dist/ is missing: run `npm run build` first')
+    return 2
+  }
+  let emulator: RunningEmulator | undefined
+  let remote: LocalRemote | undefined
+  const jobs: SimulatedJob[] = []
+  const cleanup = async () => {
+    for (const j of jobs) await j.end().catch(() => undefined)
+    remote?.cleanup()
+    await emulator?.stop().catch(() => undefined)
+  }
+  const onSignal = () => {
+    void cleanup().finally(() => process.exit(130))
+  }
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
+  try {
+    console.log(bold(`leasefence demo: ${JOBS} scheduled jobs generate and publish one site through one lease`))
+    process.stdout.write(dim('starting the Firestore emulator… '))
+    const started = Date.now()
+    emulator = await startEmulator()
+    process.env.FIRESTORE_EMULATOR_HOST = emulator.host
+    console.log(dim(`ready at ${emulator.host} in ${((Date.now() - started) / 1000).toFixed(1)}s`))
+    remote = new LocalRemote()
+    console.log(dim(`git remote: ${remote.bare}`))
+    console.log(dim(`resource "${RESOURCE}", ttl ${TTL}, heartbeat ttl/3; job ${FROZEN}'s runner will freeze for ${(TTL_MS * 2) / 1000}s mid-job\n`))
+
+    t0 = Date.now()
+    const r = remote
+    const reports = await Promise.all(
+      Array.from({ length: JOBS }, (_, i) => new Promise((res) => setTimeout(res, i * STAGGER_MS)).then(() => runJob(i + 1, r, jobs)))
+    )
+
+    // The story, per job.
+    console.log('\n' + bold('Who held the lease'))
+    const rel = (t?: number) => (t === undefined ? '-' : `${((t - t0) / 1000).toFixed(1)}s`)
+    console.log(
+      table([
+        ['JOB', 'TOKEN', 'WAITED', 'HELD FROM', 'UNTIL', 'PUBLISH'],
+        ...reports
+          .slice()
+          .sort((a, b) => (a.token ?? 99) - (b.token ?? 99))
+          .map((x) => [
+            `job ${x.n}${x.frozen ? ' (froze)' : ''}`,
+            String(x.token ?? '-'),
+            x.waitedMs === undefined ? '-' : `${(x.waitedMs / 1000).toFixed(1)}s`,
+            rel(x.acquiredAt),
+            x.lost ? 'lost' : rel(x.endedAt),
+            x.published ? 'published' : x.publishExit === undefined ? '-' : `refused (exit ${x.publishExit})`
+          ])
+      ])
+    )
+
+    // The check: the remote's history, oldest first, must carry strictly increasing tokens.
+    const history = remote.log().reverse()
+    console.log('\n' + bold('Remote history (oldest first)'))
+    const tokens: number[] = []
+    for (const c of history) {
+      const t = /Lease-Fencing-Token: (\d+)/.exec(c.body)?.[1]
+      if (t) tokens.push(Number(t))
+      console.log(`  ${c.subject.padEnd(26)} ${t ? `Lease-Fencing-Token: ${t}` : dim('(seed)')}`)
+    }
+    const problems: string[] = []
+    if (!tokens.every((t, i) => i === 0 || t > tokens[i - 1])) problems.push(`tokens are not strictly increasing: ${tokens.join(', ')}`)
+    const frozen = reports.find((x) => x.frozen)!
+    if (frozen.publishExit !== 75) problems.push(`the frozen job's publish exited ${frozen.publishExit}, expected 75 (refused)`)
+    if (history.some((c) => c.subject.startsWith(`job ${FROZEN}:`))) problems.push(`the frozen job's commit reached the remote`)
+    const honest = reports.filter((x) => !x.frozen)
+    if (!honest.every((x) => x.published)) problems.push(`not every honest job published: ${honest.filter((x) => !x.published).map((x) => `job ${x.n}`).join(', ')}`)
+    if (tokens.length !== honest.length) problems.push(`expected ${honest.length} published commits, found ${tokens.length}`)
+    const leftovers = reports.flatMap((x) => x.killedAtEnd)
+    if (leftovers.length) problems.push(`post left processes for the job-end backstop: ${leftovers.join(', ')}`)
+
+    console.log()
+    if (problems.length) {
+      for (const p of problems) console.log(red(`✗ ${p}`))
+      return 1
+    }
+    console.log(green(`✓ tokens on the remote strictly increase (${tokens.join(' < ')}); job ${FROZEN}, frozen past its ttl, was fenced off (exit 75) and its commit never reached the remote`))
+    console.log(dim(`finished in ${((Date.now() - t0) / 1000).toFixed(1)}s (jobs), emulator and temp files cleaned up`))
+    return 0
+  } finally {
+    await cleanup()
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(red(`demo failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`))
+    process.exit(1)
+  }
+)

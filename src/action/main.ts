@@ -1,0 +1,284 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import * as core from '@actions/core'
+import { acquireWithPolicy, describeBusy, type BusyInfo } from '../core/acquire'
+import type { ConnectionSettings } from '../core/connection'
+import { formatDuration } from '../core/duration'
+import { LeasefenceError, ValidationError, WaitTimeoutError } from '../core/errors'
+import { Heartbeat } from '../core/heartbeat'
+import { LeaseStore, type Lease } from '../core/lease-store'
+import { STATE_DIR_ENV } from '../core/local-state'
+import { logEvent, setLogSink } from '../core/log'
+import { connectionEnv } from '../cli/settings'
+import { distDir, isRunning, stopProcess, writeCliWrapper } from './files'
+import { holderMetadata, parseInputs, type ActionInputs } from './inputs'
+import {
+  encodeState,
+  ensureDir,
+  FILES,
+  monotonicToHrNs,
+  readHeartbeatStatus,
+  writeHandoverDeadline,
+  type HeartbeatConfig,
+  type MainState
+} from './state'
+
+/** How long main waits for the daemon's first confirmed renewal before it gives the lease back. */
+const DAEMON_READY_MAX_MS = 20_000
+
+function save(s: Partial<MainState>): void {
+  for (const [k, v] of Object.entries(encodeState(s))) core.saveState(k, v)
+}
+
+/**
+ * The main step: validate, acquire with the on-busy policy, hand the lease to later steps (env, PATH)
+ * and to a detached heartbeat, and finish.
+ */
+export async function runMain(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  setLogSink(core.info)
+  let inputs: ActionInputs
+  try {
+    inputs = parseInputs(env)
+  } catch (err) {
+    if (err instanceof ValidationError) {
+      core.setFailed(`leasefence: ${err.message}`)
+      return
+    }
+    throw err
+  }
+  if (inputs.credentialsJson) {
+    core.setSecret(inputs.credentialsJson)
+    for (const s of inputs.credentials?.secrets ?? []) core.setSecret(s)
+  }
+  const { resource, owner } = inputs
+  core.setOutput('resource', resource)
+  core.setOutput('owner', owner)
+  core.setOutput('acquired', 'false')
+
+  const base = mkdtempSync(join(env.RUNNER_TEMP || tmpdir(), 'leasefence-'))
+  const stateDir = ensureDir(join(base, 'state'))
+  let credentialsFile: string | undefined
+  if (inputs.credentialsJson) {
+    credentialsFile = join(ensureDir(join(base, 'credentials')), 'credentials.json')
+    writeFileSync(credentialsFile, inputs.credentialsJson, { mode: 0o600 })
+  }
+  const connection: ConnectionSettings = {
+    projectId: inputs.projectId,
+    database: inputs.database,
+    collection: inputs.collection,
+    gateCollection: inputs.gateCollection,
+    keyFilename: credentialsFile
+  }
+  // From here on post has something to clean up, whatever happens next.
+  save({ phase: 'prepared', resource, owner, stateDir, credentialsFile, connection })
+
+  const store = new LeaseStore(connection)
+  const cancel = new AbortController()
+  const onSignal = (sig: NodeJS.Signals) => {
+    core.info(`leasefence: ${sig} received; no longer waiting for the lease`)
+    cancel.abort()
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  let lastBusy: BusyInfo | undefined
+  try {
+    const policy = inputs.onBusy
+    core.info(
+      `leasefence: acquiring "${resource}" as ${owner} (ttl ${formatDuration(inputs.ttlMs)}, heartbeat every ` +
+        `${formatDuration(inputs.heartbeatMs)}, on-busy ${policy}${policy === 'wait' ? ` up to ${formatDuration(inputs.waitTimeoutMs)}` : ''})`
+    )
+    const got = await acquireWithPolicy(store, resource, owner, {
+      ttlMs: inputs.ttlMs,
+      holder: holderMetadata(inputs.context),
+      // fail is decided here, so that the holder can be named in the outputs too.
+      onBusy: policy === 'fail' ? 'skip' : policy,
+      waitTimeoutMs: inputs.waitTimeoutMs,
+      signal: cancel.signal,
+      onWaiting: (busy, waited) => {
+        lastBusy = busy
+        core.info(`leasefence: waiting${waited > 0 ? ` (${formatDuration(waited)} so far)` : ''}: ${describeBusy(busy)}`)
+      }
+    })
+    if (!got.acquired) {
+      const busy = got.busy
+      core.setOutput('holder', busy.holder)
+      save({ phase: 'skipped', holder: busy.holder })
+      logEvent('lock_busy', { resource, holder: busy.holder, token: busy.token })
+      if (policy === 'fail') {
+        core.setFailed(`leasefence: ${describeBusy(busy)}; on-busy is fail (use on-busy: wait to queue, or skip to go on without it)`)
+      } else {
+        core.notice(`Skipped: ${describeBusy(busy)}. Later steps should check steps.<id>.outputs.acquired.`, {
+          title: 'leasefence: lease busy'
+        })
+      }
+      return
+    }
+    await handOver(inputs, store, got.lease, got.waitedMs, { stateDir, base, connection, credentialsFile, cancelled: cancel.signal })
+  } catch (err) {
+    if (err instanceof WaitTimeoutError && lastBusy) core.setOutput('holder', lastBusy.holder)
+    save({ phase: 'failed' })
+    core.setFailed(`leasefence: ${err instanceof LeasefenceError ? err.message : err instanceof Error ? err.stack ?? err.message : String(err)}`)
+  } finally {
+    process.off('SIGINT', onSignal)
+    process.off('SIGTERM', onSignal)
+    await store.close().catch(() => undefined)
+  }
+}
+
+interface HandOverContext {
+  stateDir: string
+  base: string
+  connection: ConnectionSettings
+  credentialsFile?: string
+  cancelled: AbortSignal
+}
+
+async function handOver(inputs: ActionInputs, store: LeaseStore, lease: Lease, waitedMs: number, c: HandOverContext): Promise<void> {
+  const { resource, owner } = inputs
+  const token = lease.token
+  const acquiredHrNs = process.hrtime.bigint()
+  logEvent('acquire_lock', {
+    resource,
+    owner,
+    token,
+    waitedMs: Math.round(waitedMs),
+    previousOwner: lease.previousOwner,
+    previousExpired: lease.previousOwner ? lease.previousExpired : undefined
+  })
+  save({
+    phase: 'acquired',
+    token,
+    ttlMs: inputs.ttlMs,
+    heartbeatMs: inputs.heartbeatMs,
+    acquiredAt: lease.acquiredAt.toISOString(),
+    waitedMs: Math.round(waitedMs),
+    runUrl: inputs.context.runUrl || undefined
+  })
+  // Until the daemon has confirmed the lease itself, main renews it: a daemon slow to start (a loaded
+  // runner, a short ttl) must not cost the lease. Its latest deadline is handed over through a file.
+  writeHandoverDeadline(c.stateDir, lease.deadline)
+  const interim = new Heartbeat(store, lease, {
+    intervalMs: inputs.heartbeatMs,
+    onRenew: (r) => writeHandoverDeadline(c.stateDir, r.deadline),
+    onError: (err, n) => logEvent('renew_failed', { resource, token, failures: n, error: (err as Error).message })
+  }).start()
+  const stopInterim = async () => {
+    await interim.stop()
+    save({ mainRenewals: interim.stats.renewals, mainRenewFailures: interim.stats.failures })
+  }
+  try {
+    await startDaemon(inputs, store, lease, waitedMs, c, interim, acquiredHrNs)
+  } finally {
+    await stopInterim()
+  }
+}
+
+async function startDaemon(
+  inputs: ActionInputs,
+  store: LeaseStore,
+  lease: Lease,
+  waitedMs: number,
+  c: HandOverContext,
+  interim: Heartbeat,
+  acquiredHrNs: bigint
+): Promise<void> {
+  const { resource, owner } = inputs
+  const token = lease.token
+  const giveBack = async (why: string) => {
+    await interim.stop()
+    const r = await store.release(resource, owner, token).catch((err: Error) => ({ released: false as const, reason: err.message }))
+    save({ phase: 'failed' })
+    core.setFailed(`leasefence: ${why}; ${r.released ? 'the lease was released' : `the lease could not be released (${r.reason}); it expires by its ttl`}`)
+  }
+  if (c.cancelled.aborted) return giveBack('the job was cancelled while acquiring')
+
+  const dist = distDir()
+
+  // The heartbeat: detached, stdio ignored and unref'd, so that this step ends now and the runner does
+  // not wait for (or kill) it at the end of the step. Post stops it; the job's end is the backstop.
+  const config: HeartbeatConfig = {
+    resource,
+    owner,
+    token,
+    ttlMs: inputs.ttlMs,
+    heartbeatMs: inputs.heartbeatMs,
+    maxHoldMs: inputs.maxHoldMs,
+    connection: c.connection,
+    stateDir: c.stateDir,
+    deadlineHrNs: monotonicToHrNs(lease.deadline).toString(),
+    acquiredHrNs: acquiredHrNs.toString()
+  }
+  const configPath = join(c.stateDir, FILES.heartbeatConfig)
+  writeFileSync(configPath, JSON.stringify(config, null, 2) + '\n', { mode: 0o600 })
+  const daemonEnv: NodeJS.ProcessEnv = {}
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('INPUT_')) daemonEnv[k] = v
+  const child = spawn(process.execPath, [join(dist, 'heartbeat.js'), configPath], {
+    detached: true,
+    stdio: 'ignore',
+    cwd: c.stateDir,
+    env: daemonEnv
+  })
+  let spawnError: Error | undefined
+  child.on('error', (err) => (spawnError = err))
+  child.unref()
+  const pid = child.pid
+  if (!pid) return giveBack(`the heartbeat process could not be started (${spawnError?.message ?? 'no pid'})`)
+  writeFileSync(join(c.stateDir, FILES.heartbeatPid), `${pid}\n`)
+  save({ heartbeatPid: pid })
+
+  // Wait for its first confirmed renewal (well under a second), so a daemon that cannot run fails here.
+  const until = Date.now() + DAEMON_READY_MAX_MS
+  for (;;) {
+    if (interim.lost) {
+      await stopProcess(pid, 'heartbeat', 2000)
+      return giveBack(`the lease was lost while the heartbeat started: ${interim.stats.lostReason}`)
+    }
+    const status = readHeartbeatStatus(c.stateDir)
+    if (status?.lost) return giveBack(`the heartbeat lost the lease at once: ${status.lostReason}`)
+    if (status?.ready) break
+    if (!isRunning(pid) || spawnError) {
+      return giveBack(`the heartbeat process exited before its first renewal${logTail(c.stateDir)}`)
+    }
+    if (Date.now() > until || c.cancelled.aborted) {
+      await stopProcess(pid, 'heartbeat', 2000)
+      return giveBack(`${c.cancelled.aborted ? 'the job was cancelled' : 'the heartbeat did not confirm the lease in time'}${logTail(c.stateDir)}`)
+    }
+    await new Promise((r) => setTimeout(r, 20))
+  }
+
+  // Later steps: the lease's identity, the connection and the state directory, then the CLI on PATH.
+  const exported: Record<string, string> = {
+    LEASEFENCE_RESOURCE: resource,
+    LEASEFENCE_OWNER: owner,
+    LEASEFENCE_FENCING_TOKEN: String(token),
+    [STATE_DIR_ENV]: c.stateDir,
+    ...connectionEnv(c.connection)
+  }
+  for (const [k, v] of Object.entries(exported)) core.exportVariable(k, v)
+  const binDir = join(c.base, 'bin')
+  writeCliWrapper(binDir, process.execPath, join(dist, 'cli.js'))
+  core.addPath(binDir)
+  core.setOutput('acquired', 'true')
+  core.setOutput('fencing-token', String(token))
+  const took = lease.previousOwner
+    ? lease.previousExpired
+      ? `; took over from ${lease.previousOwner}, whose lease had expired without a release`
+      : `; previous holder ${lease.previousOwner} had released it`
+    : ''
+  core.info(
+    `leasefence: acquired "${resource}" with fencing token ${token}${waitedMs > 0 ? ` after waiting ${formatDuration(waitedMs)}` : ''}${took}. ` +
+      `Heartbeat pid ${pid} renews every ${formatDuration(inputs.heartbeatMs)}. Publish with \`leasefence publish -- <cmd>\` ` +
+      'or the leasefence/publish sub-action.'
+  )
+}
+
+function logTail(stateDir: string): string {
+  try {
+    const lines = readFileSync(join(stateDir, FILES.heartbeatLog), 'utf8').trim().split('\n').slice(-5)
+    return lines.length && lines[0] ? `; its log ends:\n${lines.join('\n')}` : ''
+  } catch {
+    return ''
+  }
+}
