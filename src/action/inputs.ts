@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto'
 import { resolveConnection, DEFAULT_COLLECTION, DEFAULT_DATABASE, DEFAULT_GATE_COLLECTION } from '../core/connection'
 import { parseDuration } from '../core/duration'
 import { ValidationError } from '../core/errors'
-import { DEFAULT_TTL, DEFAULT_WAIT_TIMEOUT, parseOnBusy, parseTimings, validateOwner, validateResource, type OnBusy } from '../core/options'
+import { DEFAULT_TTL, DEFAULT_WAIT_TIMEOUT, parseOnBusy, parseQueueMode, parseTimings, validateOwner, validateResource, type OnBusy, type QueueMode } from '../core/options'
+import { parseBool } from '../core/modes'
+import { DEFAULT_SLOT_LAYOUT, validateLayout, validateSlots, type SlotLayout } from '../core/slots'
 
 /**
  * The action's inputs, parsed and validated in one pure function (no I/O, no @actions/core), so that
@@ -36,7 +38,18 @@ export const INPUT_NAMES = [
   'database',
   'collection',
   'gate-collection',
-  'credentials-json'
+  'credentials-json',
+  'queue',
+  'stuck-threshold',
+  'github-token',
+  'slots',
+  'port-base',
+  'ports-per-slot',
+  'schema-prefix',
+  'env-file',
+  'force-release',
+  'reason',
+  'dry-run'
 ] as const
 export type InputName = (typeof INPUT_NAMES)[number]
 
@@ -126,6 +139,22 @@ export interface ActionInputs {
   credentialsJson?: string
   credentials?: CredentialsInfo
   context: JobContext
+  /** wait / supersede: FIFO tickets or a free-for-all. */
+  queue: QueueMode
+  /** Skips against one holder before a lock_stuck warning (0 = never). */
+  stuckThreshold: number
+  /** For the liveness-aware takeover (`${{ github.token }}` by default); '' disables it. */
+  githubToken: string
+  /** N-slot leasing: lease one free slot of `resource` among `slots`. */
+  slots: number
+  /** Whether the slot inputs were used (then the slot outputs are set). */
+  slotted: boolean
+  layout: SlotLayout
+  envFile?: string
+  /** Operator control: expire the lease whoever holds it (with `reason`, audited), acquire nothing. */
+  forceRelease: boolean
+  reason: string
+  dryRun: boolean
 }
 
 // Google Cloud project ids: 6-30 lowercase letters, digits, hyphens, starting with a letter, not ending
@@ -295,6 +324,24 @@ export function parseInputs(env: EnvLike, opts: ParseOptions = {}): ActionInputs
     resolveConnection({ collection: input('collection') || DEFAULT_COLLECTION, gateCollection: input('gate-collection') || DEFAULT_GATE_COLLECTION }, {})
   )
 
+  const queue = attempt(() => parseQueueMode(input('queue'))) ?? 'fifo'
+  const stuckThreshold = attempt(() => wholeNumber(input('stuck-threshold') || '10', 'stuck-threshold', 0)) ?? 10
+  const slots = attempt(() => validateSlots(input('slots') || '1')) ?? 1
+  // The runner fills in every default, so "were slots asked for" is: more than one, or an env file.
+  const slotted = slots > 1 || input('env-file') !== ''
+  const layout: SlotLayout = {
+    portBase: attempt(() => wholeNumber(input('port-base') || String(DEFAULT_SLOT_LAYOUT.portBase), 'port-base', 1)) ?? 0,
+    portsPerSlot: attempt(() => wholeNumber(input('ports-per-slot') || String(DEFAULT_SLOT_LAYOUT.portsPerSlot), 'ports-per-slot', 1)) ?? 0,
+    schemaPrefix: input('schema-prefix') || DEFAULT_SLOT_LAYOUT.schemaPrefix
+  }
+  if (layout.portBase && layout.portsPerSlot) attempt(() => validateLayout(layout, slots))
+  const forceRelease = attempt(() => parseBool(input('force-release'), 'force-release')) ?? false
+  const reason = input('reason')
+  if (forceRelease && !reason) {
+    errors.push('reason: force-release needs a reason (it is written to the audit trail), e.g. reason: "runner died, see INC-123"')
+  }
+  const dryRun = attempt(() => parseBool(input('dry-run'), 'dry-run')) ?? false
+
   if (errors.length) {
     throw new ValidationError(errors.length === 1 ? errors[0] : `${errors.length} inputs are invalid:\n- ${errors.join('\n- ')}`)
   }
@@ -314,6 +361,24 @@ export function parseInputs(env: EnvLike, opts: ParseOptions = {}): ActionInputs
     gateCollection: conn!.gateCollection,
     credentialsJson,
     credentials,
-    context
+    context,
+    queue,
+    stuckThreshold,
+    githubToken: input('github-token'),
+    slots,
+    slotted,
+    layout,
+    envFile: input('env-file') || undefined,
+    forceRelease,
+    reason,
+    dryRun
   }
+}
+
+function wholeNumber(text: string, name: string, min: number): number {
+  const n = Number(text)
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < min) {
+    throw new ValidationError(`${name}: "${text}" must be a whole number of at least ${min}`)
+  }
+  return n
 }

@@ -3,7 +3,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as core from '@actions/core'
-import { acquireWithPolicy, describeBusy, type BusyInfo } from '../core/acquire'
+import { describeBusy, type BusyInfo } from '../core/acquire'
+import { acquireLease, type AcquisitionOutcome } from '../core/acquisition'
+import { planAcquire } from '../core/dry-run'
+import { DISABLED_BANNER, runMode, type RunMode } from '../core/modes'
+import { forceRelease } from '../core/operations'
+import { slotResource } from '../core/resource-id'
+import { slotEnvLines, slotValues } from '../core/slots'
 import type { ConnectionSettings } from '../core/connection'
 import { formatDuration } from '../core/duration'
 import { LeasefenceError, ValidationError, WaitTimeoutError } from '../core/errors'
@@ -52,10 +58,20 @@ export async function runMain(env: NodeJS.ProcessEnv = process.env): Promise<voi
     core.setSecret(inputs.credentialsJson)
     for (const s of inputs.credentials?.secrets ?? []) core.setSecret(s)
   }
+  if (inputs.githubToken) core.setSecret(inputs.githubToken)
+  let mode: RunMode
+  try {
+    mode = runMode(env, inputs.dryRun ? 'true' : '')
+  } catch (err) {
+    core.setFailed(`leasefence: ${(err as Error).message}`)
+    return
+  }
   const { resource, owner } = inputs
   core.setOutput('resource', resource)
   core.setOutput('owner', owner)
   core.setOutput('acquired', 'false')
+  core.setOutput('mode', mode)
+  if (mode === 'disabled') return runDisabled(inputs)
 
   const base = mkdtempSync(join(env.RUNNER_TEMP || tmpdir(), 'leasefence-'))
   const stateDir = ensureDir(join(base, 'state'))
@@ -84,28 +100,50 @@ export async function runMain(env: NodeJS.ProcessEnv = process.env): Promise<voi
   process.on('SIGTERM', onSignal)
   let lastBusy: BusyInfo | undefined
   try {
+    if (inputs.forceRelease) return await runForceRelease(inputs, store)
+    if (mode === 'dry-run') return await runDryRun(inputs, store, base, stateDir, connection)
     const policy = inputs.onBusy
     core.info(
       `leasefence: acquiring "${resource}" as ${owner} (ttl ${formatDuration(inputs.ttlMs)}, heartbeat every ` +
         `${formatDuration(inputs.heartbeatMs)}, on-busy ${policy}${policy === 'wait' ? ` up to ${formatDuration(inputs.waitTimeoutMs)}` : ''})`
     )
-    const got = await acquireWithPolicy(store, resource, owner, {
+    const got = await acquireLease(store, {
+      resource,
+      owner,
       ttlMs: inputs.ttlMs,
       holder: holderMetadata(inputs.context),
       // fail is decided here, so that the holder can be named in the outputs too.
       onBusy: policy === 'fail' ? 'skip' : policy,
+      queue: inputs.queue,
       waitTimeoutMs: inputs.waitTimeoutMs,
       signal: cancel.signal,
-      onWaiting: (busy, waited) => {
+      slots: inputs.slots,
+      liveness: inputs.githubToken ? { token: inputs.githubToken, apiUrl: env.GITHUB_API_URL || undefined } : undefined,
+      stuckThreshold: inputs.stuckThreshold,
+      maxHoldMs: inputs.maxHoldMs,
+      skipper: inputs.context.runUrl || owner,
+      onWaiting: (busy, waited, position) => {
         lastBusy = busy
-        core.info(`leasefence: waiting${waited > 0 ? ` (${formatDuration(waited)} so far)` : ''}: ${describeBusy(busy)}`)
+        const where = position !== undefined && position > 0 ? `, ${position} ahead in the queue` : ''
+        const left = formatDuration(Math.max(0, inputs.waitTimeoutMs - waited))
+        logEvent('lock_waiting', { resource, holder: busy.holder, token: busy.token, position, waitedMs: Math.round(waited) })
+        core.info(`leasefence: waiting${waited > 0 ? ` (${formatDuration(waited)} so far, ${left} left${where})` : ''}: ${describeBusy(busy)}`)
       }
     })
     if (!got.acquired) {
       const busy = got.busy
       core.setOutput('holder', busy.holder)
       save({ phase: 'skipped', holder: busy.holder })
-      logEvent('lock_busy', { resource, holder: busy.holder, token: busy.token })
+      logEvent('lock_busy', { resource, holder: busy.holder, token: busy.token, skipCount: got.skip?.skipCount })
+      reportStuck(resource, got)
+      if (got.supersededBy) {
+        core.setOutput('superseded', 'true')
+        core.notice(
+          `Superseded: a newer run (${got.supersededBy}) is waiting for "${resource}" with on-busy: supersede; this run stops waiting without the lease.`,
+          { title: 'leasefence: superseded' }
+        )
+        return
+      }
       if (policy === 'fail') {
         core.setFailed(`leasefence: ${describeBusy(busy)}; on-busy is fail (use on-busy: wait to queue, or skip to go on without it)`)
       } else {
@@ -115,7 +153,14 @@ export async function runMain(env: NodeJS.ProcessEnv = process.env): Promise<voi
       }
       return
     }
-    await handOver(inputs, store, got.lease, got.waitedMs, { stateDir, base, connection, credentialsFile, cancelled: cancel.signal })
+    await handOver({ ...inputs, resource: got.lease.resource }, store, got.lease, got.waitedMs, {
+      stateDir,
+      base,
+      connection,
+      credentialsFile,
+      cancelled: cancel.signal,
+      onHandedOver: () => reportAcquired(inputs, got)
+    })
   } catch (err) {
     if (err instanceof WaitTimeoutError && lastBusy) core.setOutput('holder', lastBusy.holder)
     save({ phase: 'failed' })
@@ -133,6 +178,8 @@ interface HandOverContext {
   connection: ConnectionSettings
   credentialsFile?: string
   cancelled: AbortSignal
+  /** Called once the lease is handed to later steps (outputs, notes). */
+  onHandedOver?: () => void
 }
 
 async function handOver(inputs: ActionInputs, store: LeaseStore, lease: Lease, waitedMs: number, c: HandOverContext): Promise<void> {
@@ -149,6 +196,7 @@ async function handOver(inputs: ActionInputs, store: LeaseStore, lease: Lease, w
   })
   save({
     phase: 'acquired',
+    resource,
     token,
     ttlMs: inputs.ttlMs,
     heartbeatMs: inputs.heartbeatMs,
@@ -257,11 +305,10 @@ async function startDaemon(
     ...connectionEnv(c.connection)
   }
   for (const [k, v] of Object.entries(exported)) core.exportVariable(k, v)
-  const binDir = join(c.base, 'bin')
-  writeCliWrapper(binDir, process.execPath, join(dist, 'cli.js'))
-  core.addPath(binDir)
+  putCliOnPath(c.base)
   core.setOutput('acquired', 'true')
   core.setOutput('fencing-token', String(token))
+  c.onHandedOver?.()
   const took = lease.previousOwner
     ? lease.previousExpired
       ? `; took over from ${lease.previousOwner}, whose lease had expired without a release`
@@ -281,4 +328,94 @@ function logTail(stateDir: string): string {
   } catch {
     return ''
   }
+}
+
+/** Outputs and notes of an acquisition beyond the token: slot values, who it was taken from. */
+function reportAcquired(inputs: ActionInputs, got: Extract<AcquisitionOutcome, { acquired: true }>): void {
+  const lease = got.lease
+  if (lease.previousOwner) {
+    core.setOutput('took-over-from', lease.previousOwner)
+    core.setOutput('previous-expired', String(lease.previousExpired))
+  } else core.setOutput('previous-expired', 'false')
+  let takeover: string | undefined
+  if (got.takeover) {
+    takeover = `from ${got.takeover.from} (token ${got.takeover.token}) before its lease expired: ${got.takeover.detail}`
+    core.notice(`Took over "${inputs.resource}" ${takeover}.`, { title: 'leasefence: stale holder taken over' })
+  } else if (lease.previousOwner && lease.previousExpired) {
+    takeover = `from ${lease.previousOwner}, whose lease had expired without a release`
+  }
+  if (inputs.slotted) {
+    const slot = got.slot ?? 0
+    const v = slotValues(slot, inputs.layout)
+    core.setOutput('slot', String(slot))
+    core.setOutput('port', String(v.port))
+    core.setOutput('schema', v.schema)
+    if (inputs.envFile) writeFileSync(inputs.envFile, slotEnvLines(v, lease.token))
+    core.info(`leasefence: slot ${slot} of ${inputs.slots}: port ${v.port}, schema ${v.schema}${inputs.envFile ? `, written to ${inputs.envFile}` : ''}`)
+  }
+  save({ slot: inputs.slotted ? got.slot ?? 0 : undefined, takeover })
+}
+
+function reportStuck(resource: string, got: Extract<AcquisitionOutcome, { acquired: false }>): void {
+  if (!got.stuck) return
+  core.setOutput('stuck', 'true')
+  const s = got.stuck
+  core.warning(
+    `The lock on "${resource}" looks stuck: ${s.holder} (token ${s.token}) has held it for ${formatDuration(s.heldMs)} and ` +
+      `${s.skipCount} runs have skipped behind it (${s.why}). If its run is gone, release it: ` +
+      `leasefence release --force --reason "..." ${resource}`,
+    { title: 'leasefence: lock stuck' }
+  )
+}
+
+/** LEASEFENCE_DISABLED: no lease, no Firestore; said loudly, and later steps run unfenced. */
+function runDisabled(inputs: ActionInputs): void {
+  core.warning(`${DISABLED_BANNER} Resource "${inputs.resource}" is not locked in this job.`, { title: 'leasefence: DISABLED' })
+  core.setOutput('acquired', 'true')
+  core.setOutput('fencing-token', '0')
+  core.exportVariable('LEASEFENCE_DISABLED', '1')
+  putCliOnPath(mkdtempSync(join(process.env.RUNNER_TEMP || tmpdir(), 'leasefence-')))
+  save({ phase: 'disabled', resource: inputs.resource })
+}
+
+/** Operator control: expire the lease whoever holds it, audited; this job holds nothing afterwards. */
+async function runForceRelease(inputs: ActionInputs, store: LeaseStore): Promise<void> {
+  const actor = [inputs.context.actor || 'unknown actor', inputs.context.runUrl].filter(Boolean).join(' via ')
+  const r = await forceRelease(store, inputs.resource, { reason: inputs.reason, actor })
+  logEvent('force_release_lock', { resource: inputs.resource, previousOwner: r.previousOwner, token: r.token, wasLive: r.wasLive, reason: inputs.reason, actor })
+  save({ phase: 'forced' })
+  if (r.previousOwner) core.setOutput('took-over-from', r.previousOwner)
+  core.notice(
+    r.released
+      ? `Force-released "${inputs.resource}": ${r.reason} (token ${r.token} kept; the next holder gets ${r.token + 1}). Reason: ${inputs.reason}. Audited as ${actor}.`
+      : `Nothing to force-release on "${inputs.resource}": ${r.reason}.`,
+    { title: 'leasefence: force release' }
+  )
+}
+
+/** dry-run: reads only; says what would happen and lets the job go on as if acquired. */
+async function runDryRun(inputs: ActionInputs, store: LeaseStore, base: string, stateDir: string, connection: ConnectionSettings): Promise<void> {
+  const target = inputs.slotted ? slotResource(inputs.resource, 0) : inputs.resource
+  const plan = await planAcquire(store, target, inputs.owner)
+  core.notice(plan.message, { title: 'leasefence: dry run' })
+  core.setOutput('acquired', 'true')
+  core.setOutput('fencing-token', String(plan.token))
+  if (!plan.wouldAcquire && plan.holder) core.setOutput('holder', plan.holder)
+  const exported: Record<string, string> = {
+    LEASEFENCE_DRY_RUN: '1',
+    LEASEFENCE_RESOURCE: target,
+    LEASEFENCE_OWNER: inputs.owner,
+    LEASEFENCE_FENCING_TOKEN: String(plan.token),
+    [STATE_DIR_ENV]: stateDir,
+    ...connectionEnv(connection)
+  }
+  for (const [k, v] of Object.entries(exported)) core.exportVariable(k, v)
+  putCliOnPath(base)
+  save({ phase: 'dry-run', resource: target })
+}
+
+function putCliOnPath(base: string): void {
+  const binDir = join(base, 'bin')
+  writeCliWrapper(binDir, process.execPath, join(distDir(), 'cli.js'))
+  core.addPath(binDir)
 }

@@ -22,7 +22,13 @@ export async function runPost(): Promise<void> {
   }
   try {
     if (st.phase !== 'acquired') {
-      core.info(st.phase === 'skipped' ? renderSkippedNote(st.resource, st.holder) : `leasefence: main did not acquire the lease${st.resource ? ` on "${st.resource}"` : ''}; nothing to release`)
+      const notes: Partial<Record<typeof st.phase, string>> = {
+        skipped: renderSkippedNote(st.resource, st.holder),
+        forced: `leasefence: this job force-released "${st.resource}"; it held no lease of its own`,
+        'dry-run': `leasefence: dry run on "${st.resource}": nothing was written, nothing to release`,
+        disabled: 'leasefence: LEASEFENCE_DISABLED was set: no lease was taken, nothing to release'
+      }
+      core.info(notes[st.phase] ?? `leasefence: main did not acquire the lease${st.resource ? ` on "${st.resource}"` : ''}; nothing to release`)
       return
     }
     await finish(st)
@@ -92,6 +98,8 @@ async function finish(st: MainState): Promise<void> {
     },
     lost: marker,
     events,
+    slot: st.slot,
+    takeover: st.takeover,
     release
   }
   const lostReason = marker?.reason ?? (status?.lost ? status.lostReason : undefined)

@@ -7,6 +7,8 @@ import { STATE_DIR_ENV } from '../core/local-state'
 import { setLogSink } from '../core/log'
 import { validateOwner, validateResource, validateToken } from '../core/options'
 import { checkGate, EXIT_FENCED, type GateOutcome } from '../core/publish'
+import { planGate } from '../core/dry-run'
+import { DISABLED_BANNER, runMode, type RunMode } from '../core/modes'
 
 /** The connection main exported for later steps (the same variables the CLI reads). */
 export function connectionFromEnv(env: NodeJS.ProcessEnv): ConnectionSettings {
@@ -43,6 +45,17 @@ export async function runPublish(env: NodeJS.ProcessEnv = process.env): Promise<
     core.setFailed('leasefence publish: the run input is empty; give the command that publishes, e.g. run: git push origin HEAD:main')
     return
   }
+  let mode: RunMode
+  try {
+    mode = runMode(env)
+  } catch (err) {
+    core.setFailed(`leasefence publish: ${(err as Error).message}`)
+    return
+  }
+  if (mode === 'disabled') {
+    core.warning(`${DISABLED_BANNER} Publishing without the gate.`, { title: 'leasefence: DISABLED' })
+    return finishWith(await runBash(run))
+  }
   const resource = env.LEASEFENCE_RESOURCE ?? ''
   const owner = env.LEASEFENCE_OWNER ?? ''
   const tokenText = env.LEASEFENCE_FENCING_TOKEN ?? ''
@@ -65,6 +78,15 @@ export async function runPublish(env: NodeJS.ProcessEnv = process.env): Promise<
   }
 
   const store = new LeaseStore(connectionFromEnv(env))
+  if (mode === 'dry-run') {
+    try {
+      const plan = await planGate(store, resource, token)
+      core.notice(plan.message, { title: 'leasefence: dry run' })
+    } finally {
+      await store.close().catch(() => undefined)
+    }
+    return finishWith(await runBash(run))
+  }
   let outcome: GateOutcome
   try {
     outcome = await checkGate(store, { resource, owner, token, stateDir: env[STATE_DIR_ENV] || undefined })
@@ -80,7 +102,10 @@ export async function runPublish(env: NodeJS.ProcessEnv = process.env): Promise<
     return
   }
   core.info(`leasefence: gate passed with token ${token} (highest before: ${outcome.pass.previousToken}); running the publish command`)
-  const code = await runBash(run)
+  finishWith(await runBash(run))
+}
+
+function finishWith(code: number): void {
   if (code !== 0) {
     core.setFailed(`leasefence publish: the command exited with code ${code}`)
     process.exitCode = code

@@ -8,7 +8,7 @@ import type { ConnectionSettings } from '../core/connection'
  */
 
 /** How far main got. Post acts on `acquired` only; `prepared` means only local files need removing. */
-export type Phase = 'prepared' | 'skipped' | 'failed' | 'acquired'
+export type Phase = 'prepared' | 'skipped' | 'failed' | 'acquired' | 'forced' | 'dry-run' | 'disabled'
 
 export interface MainState {
   phase: Phase
@@ -30,6 +30,10 @@ export interface MainState {
   /** Renewals main made itself while the daemon started (added to the daemon's in the summary). */
   mainRenewals?: number
   mainRenewFailures?: number
+  /** With slots: the index of the slot held. */
+  slot?: number
+  /** How the lease was taken from its previous owner, for the summary. */
+  takeover?: string
 }
 
 /** The keys given to core.saveState (the runner turns them into STATE_<key>). */
@@ -49,7 +53,9 @@ export const STATE_KEYS = {
   holder: 'holder',
   runUrl: 'run-url',
   mainRenewals: 'main-renewals',
-  mainRenewFailures: 'main-renew-failures'
+  mainRenewFailures: 'main-renew-failures',
+  slot: 'slot',
+  takeover: 'takeover'
 } as const satisfies Record<keyof MainState, string>
 
 export function encodeState(s: Partial<MainState>): Record<string, string> {
@@ -93,7 +99,9 @@ export function decodeState(get: (key: string) => string): MainState | undefined
     holder: str(STATE_KEYS.holder),
     runUrl: str(STATE_KEYS.runUrl),
     mainRenewals: num(STATE_KEYS.mainRenewals),
-    mainRenewFailures: num(STATE_KEYS.mainRenewFailures)
+    mainRenewFailures: num(STATE_KEYS.mainRenewFailures),
+    slot: num(STATE_KEYS.slot),
+    takeover: str(STATE_KEYS.takeover)
   }
 }
 

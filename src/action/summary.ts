@@ -14,6 +14,10 @@ export interface SummaryData {
   /** The lost marker the heartbeat left, if any. */
   lost?: LostMarker
   events: LocalEvent[]
+  /** With slots: the slot index. */
+  slot?: number
+  /** How the lease was taken from its previous owner. */
+  takeover?: string
   release:
     | { released: true; at: Date; wasExpired: boolean }
     | { released: false; reason: string; at?: Date; error?: boolean }
@@ -58,6 +62,8 @@ export function renderSummary(d: SummaryData): string {
     ['Resource', code(d.resource)],
     ['Owner', code(d.owner)],
     ['Fencing token', String(d.token)],
+    ...(d.slot !== undefined ? ([['Slot', String(d.slot)]] as [string, string][]) : []),
+    ...(d.takeover ? ([['Took over', cell(d.takeover)]] as [string, string][]) : []),
     ['Acquired at', time(d.acquiredAt)],
     ['Waited for', d.waitedMs === undefined ? '-' : formatDuration(d.waitedMs)],
     ['Heartbeats', hb ? `${hb.renewals} sent, ${hb.failures} failed` : 'no status (the heartbeat did not report)'],

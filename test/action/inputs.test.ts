@@ -194,7 +194,7 @@ describe('parseInputs', () => {
     // The defaults written in action.yml parse to the same settings as leaving every input empty.
     const fromYaml: EnvLike = { ...CONTEXT }
     for (const [name, def] of Object.entries(doc.inputs)) {
-      fromYaml[inputEnvName(name)] = String(def.default ?? '').replace('${{ github.repository }}', CONTEXT.GITHUB_REPOSITORY!)
+      fromYaml[inputEnvName(name)] = String(def.default ?? '').replace('${{ github.repository }}', CONTEXT.GITHUB_REPOSITORY!).replace('${{ github.token }}', '')
     }
     expect(parseInputs(fromYaml, { nonce: 'n' })).toEqual(parseInputs(env(), { nonce: 'n' }))
   })

@@ -73,6 +73,10 @@ export interface SimulatedJobOptions {
   workflow?: string
   actor?: string
   serverUrl?: string
+  /** `${{ github.token }}` (default ''); give one only with `apiUrl` pointing at a local fake. */
+  githubToken?: string
+  /** GITHUB_API_URL (default: a closed loopback port, so nothing ever leaves the machine). */
+  apiUrl?: string
   /** Job-level `env:` (e.g. GOOGLE_CLOUD_PROJECT as google-github-actions/auth exports it). */
   env?: Record<string, string>
   /** A label for live logs (the demo). */
@@ -133,7 +137,9 @@ export class SimulatedJob {
       job: opts.job ?? 'publish',
       workflow: opts.workflow ?? 'Scheduled publish',
       actor: opts.actor ?? 'octocat',
-      server_url: opts.serverUrl ?? 'https://github.com'
+      server_url: opts.serverUrl ?? 'https://github.com',
+      // ${{ github.token }}: empty unless a test brings a local GitHub API fake (no traffic leaves this machine).
+      token: opts.githubToken ?? ''
     }
   }
 
@@ -154,7 +160,7 @@ export class SimulatedJob {
       GITHUB_WORKFLOW: c.workflow,
       GITHUB_ACTOR: c.actor,
       GITHUB_SERVER_URL: c.server_url,
-      GITHUB_API_URL: 'https://api.github.com',
+      GITHUB_API_URL: this.opts.apiUrl ?? 'http://127.0.0.1:9',
       GITHUB_WORKSPACE: this.workspace,
       GITHUB_EVENT_NAME: 'schedule',
       RUNNER_TEMP: this.runnerTemp,
