@@ -49,7 +49,14 @@ export const INPUT_NAMES = [
   'env-file',
   'force-release',
   'reason',
-  'dry-run'
+  'dry-run',
+  'env-slots',
+  'env-database-url',
+  'env-template',
+  'env-worktree',
+  'env-base-ref',
+  'env-port-bases',
+  'env-keep'
 ] as const
 export type InputName = (typeof INPUT_NAMES)[number]
 
@@ -155,6 +162,21 @@ export interface ActionInputs {
   forceRelease: boolean
   reason: string
   dryRun: boolean
+  /** Environment mode (env-slots > 0): provision the slot's ports, schema and worktree. */
+  env?: EnvInputs
+}
+
+export interface EnvInputs {
+  slots: number
+  /** Admin URL of the PostgreSQL database (a secret: masked). */
+  databaseUrl?: string
+  template?: string
+  worktree: boolean
+  baseRef: string
+  /** `dev=3000,api=4000,db-proxy=5000` style; '' for the default. */
+  portBases: string
+  /** Leave the environment in place at post (the lease is still released). */
+  keep: boolean
 }
 
 // Google Cloud project ids: 6-30 lowercase letters, digits, hyphens, starting with a letter, not ending
@@ -341,6 +363,28 @@ export function parseInputs(env: EnvLike, opts: ParseOptions = {}): ActionInputs
     errors.push('reason: force-release needs a reason (it is written to the audit trail), e.g. reason: "runner died, see INC-123"')
   }
   const dryRun = attempt(() => parseBool(input('dry-run'), 'dry-run')) ?? false
+  let envInputs: EnvInputs | undefined
+  const envSlotsText = input('env-slots')
+  if (envSlotsText && envSlotsText !== '0') {
+    const n = attempt(() => validateSlots(envSlotsText))
+    if (slots > 1) errors.push('env-slots: use env-slots (environments) or slots (plain slot leases), not both')
+    const databaseUrl = input('env-database-url') || undefined
+    const template = input('env-template') || undefined
+    if (databaseUrl && !/^postgres(ql)?:\/\//i.test(databaseUrl)) errors.push('env-database-url: use a postgres:// or postgresql:// URL')
+    if (databaseUrl && !template) errors.push('env-template: env-database-url needs env-template, the migrated template schema to clone')
+    if (template && !/^[a-z_][a-z0-9_]{0,62}$/.test(template)) {
+      errors.push(`env-template: "${template}" is not a safe schema name; use only lower-case letters, digits and _`)
+    }
+    envInputs = {
+      slots: n ?? 1,
+      databaseUrl,
+      template,
+      worktree: attempt(() => parseBool(input('env-worktree'), 'env-worktree')) ?? false,
+      baseRef: input('env-base-ref') || 'origin/main',
+      portBases: input('env-port-bases'),
+      keep: attempt(() => parseBool(input('env-keep'), 'env-keep')) ?? false
+    }
+  }
 
   if (errors.length) {
     throw new ValidationError(errors.length === 1 ? errors[0] : `${errors.length} inputs are invalid:\n- ${errors.join('\n- ')}`)
@@ -371,7 +415,8 @@ export function parseInputs(env: EnvLike, opts: ParseOptions = {}): ActionInputs
     envFile: input('env-file') || undefined,
     forceRelease,
     reason,
-    dryRun
+    dryRun,
+    env: envInputs
   }
 }
 

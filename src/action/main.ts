@@ -10,6 +10,7 @@ import { DISABLED_BANNER, runMode, type RunMode } from '../core/modes'
 import { forceRelease } from '../core/operations'
 import { slotResource } from '../core/resource-id'
 import { slotEnvLines, slotValues } from '../core/slots'
+import { acquireEnvMode, envOutputs } from './environment'
 import type { ConnectionSettings } from '../core/connection'
 import { formatDuration } from '../core/duration'
 import { LeasefenceError, ValidationError, WaitTimeoutError } from '../core/errors'
@@ -59,6 +60,15 @@ export async function runMain(env: NodeJS.ProcessEnv = process.env): Promise<voi
     for (const s of inputs.credentials?.secrets ?? []) core.setSecret(s)
   }
   if (inputs.githubToken) core.setSecret(inputs.githubToken)
+  if (inputs.env?.databaseUrl) {
+    core.setSecret(inputs.env.databaseUrl)
+    try {
+      const pw = decodeURIComponent(new URL(inputs.env.databaseUrl).password)
+      if (pw) core.setSecret(pw)
+    } catch {
+      // validated as postgres:// already; an unparsable password is masked as part of the whole URL
+    }
+  }
   let mode: RunMode
   try {
     mode = runMode(env, inputs.dryRun ? 'true' : '')
@@ -102,6 +112,31 @@ export async function runMain(env: NodeJS.ProcessEnv = process.env): Promise<voi
   try {
     if (inputs.forceRelease) return await runForceRelease(inputs, store)
     if (mode === 'dry-run') return await runDryRun(inputs, store, base, stateDir, connection)
+    if (inputs.env) {
+      const env = inputs.env
+      const got = await acquireEnvMode(store, { ...inputs, env }, holderMetadata(inputs.context), cancel.signal)
+      if (!got.acquired) {
+        save({ phase: 'skipped' })
+        logEvent('lock_busy', { resource, detail: got.busy })
+        if (inputs.onBusy === 'fail') core.setFailed(`leasefence: ${got.busy}; on-busy is fail`)
+        else core.notice(`Skipped: ${got.busy}.`, { title: 'leasefence: lease busy' })
+        return
+      }
+      save({ env: { resource, worktree: env.worktree, keep: env.keep, database: !!env.databaseUrl }, slot: got.environment.slot })
+      await handOver({ ...inputs, resource: got.lease.resource }, store, got.lease, got.waitedMs, {
+        stateDir,
+        base,
+        connection,
+        credentialsFile,
+        cancelled: cancel.signal,
+        onHandedOver: () => {
+          for (const [k, v] of Object.entries(envOutputs(got.environment))) core.setOutput(k, v)
+          if (got.lease.previousOwner) core.setOutput('took-over-from', got.lease.previousOwner)
+          core.setOutput('previous-expired', String(got.lease.previousExpired))
+        }
+      })
+      return
+    }
     const policy = inputs.onBusy
     core.info(
       `leasefence: acquiring "${resource}" as ${owner} (ttl ${formatDuration(inputs.ttlMs)}, heartbeat every ` +

@@ -6,6 +6,7 @@ import { LeaseStore } from '../core/lease-store'
 import { readLocalEvents, readLostMarker } from '../core/local-state'
 import { logEvent, setLogSink } from '../core/log'
 import { stopProcess } from './files'
+import { releaseEnvMode } from './environment'
 import { decodeState, FILES, readHeartbeatStatus, type MainState } from './state'
 import { outcomeOf, renderSkippedNote, renderSummary, type SummaryData } from './summary'
 
@@ -65,7 +66,10 @@ async function finish(st: MainState): Promise<void> {
   const store = new LeaseStore(st.connection ?? {})
   let release: SummaryData['release']
   try {
-    const r = await store.release(resource, owner, token)
+    const r =
+      st.env && !st.env.keep && st.slot !== undefined
+        ? await releaseEnv(store, st, owner, token)
+        : await store.release(resource, owner, token)
     const at = new Date()
     if (r.released) {
       release = { released: true, at, wasExpired: r.wasExpired }
@@ -133,6 +137,25 @@ async function finish(st: MainState): Promise<void> {
     core.info(readFileSync(join(dir, FILES.heartbeatLog), 'utf8').trimEnd())
     core.endGroup()
   }
+}
+
+/** Environment mode: tear the slot's environment down (processes, schema, worktree), then release. */
+async function releaseEnv(store: LeaseStore, st: MainState, owner: string, token: number) {
+  const env = st.env!
+  const r = await releaseEnvMode(store, {
+    resource: env.resource,
+    slot: st.slot!,
+    owner,
+    token,
+    databaseUrl: env.database ? core.getInput('env-database-url') || undefined : undefined,
+    worktree: env.worktree
+  })
+  if (r.released) {
+    core.info(`leasefence: environment of slot ${st.slot} torn down (${r.detail})`)
+    return { released: true as const, token, wasExpired: false }
+  }
+  if (r.error) core.warning(`leasefence: ${r.reason}`, { title: 'leasefence env: teardown incomplete' })
+  return { released: false as const, reason: r.reason }
 }
 
 function removeCredentials(file: string | undefined): void {

@@ -34,6 +34,8 @@ export interface MainState {
   slot?: number
   /** How the lease was taken from its previous owner, for the summary. */
   takeover?: string
+  /** Environment mode: the pool and what post must tear down. */
+  env?: { resource: string; worktree: boolean; keep: boolean; database: boolean }
 }
 
 /** The keys given to core.saveState (the runner turns them into STATE_<key>). */
@@ -55,7 +57,8 @@ export const STATE_KEYS = {
   mainRenewals: 'main-renewals',
   mainRenewFailures: 'main-renew-failures',
   slot: 'slot',
-  takeover: 'takeover'
+  takeover: 'takeover',
+  env: 'env'
 } as const satisfies Record<keyof MainState, string>
 
 export function encodeState(s: Partial<MainState>): Record<string, string> {
@@ -101,7 +104,17 @@ export function decodeState(get: (key: string) => string): MainState | undefined
     mainRenewals: num(STATE_KEYS.mainRenewals),
     mainRenewFailures: num(STATE_KEYS.mainRenewFailures),
     slot: num(STATE_KEYS.slot),
-    takeover: str(STATE_KEYS.takeover)
+    takeover: str(STATE_KEYS.takeover),
+    env: json(get(STATE_KEYS.env))
+  }
+}
+
+function json<T>(text: string): T | undefined {
+  if (!text) return undefined
+  try {
+    return JSON.parse(text) as T
+  } catch {
+    return undefined
   }
 }
 
