@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { Heartbeat } from '../core/heartbeat'
 import { LeaseStore } from '../core/lease-store'
 import { writeLostMarker } from '../core/local-state'
+import { appendAudit } from '../core/operations'
 import { logEvent, setLogSink } from '../core/log'
 import { formatDuration } from '../core/duration'
 import { FILES, hrNsToMonotonic, readHandoverDeadline, writeJsonAtomic, type HeartbeatConfig, type HeartbeatStatus } from './state'
@@ -77,7 +78,11 @@ export async function runHeartbeatDaemon(configPath: string | undefined): Promis
     save()
     writeLostMarker(dir, { reason, at: new Date().toISOString(), token })
     logEvent('lock_lost', { resource, owner, token, reason })
-    void exit(`lease lost: ${reason}`, 0)
+    // The audit trail records losses too (best effort, bounded: the marker above is what counts).
+    void Promise.race([
+      appendAudit(store, resource, { action: 'lost', owner, fencing: token, reason }).catch(() => undefined),
+      new Promise((r) => setTimeout(r, 2000))
+    ]).then(() => exit(`lease lost: ${reason}`, 0))
   }
 
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => void exit(`stopped by ${sig}`, 0))

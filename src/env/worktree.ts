@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { existsSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs'
+import { existsSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { LeasefenceError, ValidationError } from '../core/errors'
 
@@ -140,6 +140,10 @@ export interface WorktreeResult {
  */
 export async function ensureWorktree(layout: WorktreeLayout, baseRef: string, opts: { reuse?: boolean } = {}): Promise<WorktreeResult> {
   validateBaseRef(baseRef)
+  return withRepoLock(layout.repo, () => ensureWorktreeLocked(layout, baseRef, opts))
+}
+
+async function ensureWorktreeLocked(layout: WorktreeLayout, baseRef: string, opts: { reuse?: boolean }): Promise<WorktreeResult> {
   const { repo, path, branch } = layout
   await git(repo, ['worktree', 'prune'])
   const existing = (await listWorktrees(repo)).find((w) => samePath(w.path, path))
@@ -179,8 +183,12 @@ export interface WorktreeRemoval {
  * `agent/<slot>` is kept: commits made on it survive (the next acquire resets it with -B).
  */
 export async function removeWorktree(layout: WorktreeLayout): Promise<WorktreeRemoval> {
+  if (!existsSync(layout.repo)) return { path: layout.path, action: 'absent' }
+  return withRepoLock(layout.repo, () => removeWorktreeLocked(layout))
+}
+
+async function removeWorktreeLocked(layout: WorktreeLayout): Promise<WorktreeRemoval> {
   const { repo, path } = layout
-  if (!existsSync(repo)) return { path, action: 'absent' }
   const existing = (await listWorktrees(repo)).find((w) => samePath(w.path, path))
   let action: WorktreeRemoval['action'] = 'absent'
   if (existing) {
@@ -197,4 +205,57 @@ export async function removeWorktree(layout: WorktreeLayout): Promise<WorktreeRe
   }
   await gitOk(repo, ['worktree', 'prune'])
   return { path, action }
+}
+
+/**
+ * Serialises worktree changes in one repository across processes. Concurrent `git worktree add` and
+ * `git worktree prune` race in .git/worktrees (a prune can delete an entry another add is still
+ * writing: "failed to read .git/worktrees/…/commondir"), so parallel agents sharing a repository take
+ * turns. The lock is a file created exclusively in the git common dir; one left by a dead process (or
+ * older than two minutes) is broken.
+ */
+export async function withRepoLock<T>(repo: string, fn: () => Promise<T>, timeoutMs = 120_000): Promise<T> {
+  const common = (await gitOk(repo, ['rev-parse', '--git-common-dir'])).trim()
+  const lock = join(isAbsolute(common) ? common : resolve(repo, common), 'leasefence-worktree.lock')
+  const started = Date.now()
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(lock, `${process.pid}\n`, { flag: 'wx' })
+      break
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      if (lockIsStale(lock)) {
+        rmSync(lock, { force: true })
+        continue
+      }
+      if (Date.now() - started > timeoutMs) {
+        throw new WorktreeError(`another process holds ${lock} for over ${Math.round(timeoutMs / 1000)}s; remove it if no leasefence is running`)
+      }
+      await new Promise((r) => setTimeout(r, Math.min(500, 20 * 2 ** Math.min(attempt, 5)) * (0.5 + Math.random())))
+    }
+  }
+  try {
+    return await fn()
+  } finally {
+    rmSync(lock, { force: true })
+  }
+}
+
+function lockIsStale(lock: string): boolean {
+  try {
+    const age = Date.now() - statSync(lock).mtimeMs
+    const pid = Number(readFileSync(lock, 'utf8').trim())
+    if (age > 120_000) return true
+    if (Number.isInteger(pid) && pid > 0) {
+      try {
+        process.kill(pid, 0)
+        return false
+      } catch (e) {
+        return (e as NodeJS.ErrnoException).code === 'ESRCH'
+      }
+    }
+    return age > 5000
+  } catch {
+    return false
+  }
 }
