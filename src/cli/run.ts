@@ -146,6 +146,15 @@ async function run(argv: string[], flags: RunFlags): Promise<number> {
       await store.release(lease.resource, owner, lease.token)
       return signalExitCode(signalled)
     }
+    if (performance.now() >= lease.deadline) {
+      // The acquisition took longer than the ttl (a slow or stalled commit): the lease may already be
+      // someone else's. Do not start the command on it.
+      const reason = `the acquisition was confirmed only after the lease's ttl (${lease.ttlMs}ms) had run out`
+      logEvent('lock_lost', { resource: lease.resource, token: lease.token, reason })
+      process.stderr.write(`leasefence: lease lost before the command started: ${reason}\n`)
+      await store.release(lease.resource, owner, lease.token).catch(() => undefined)
+      return EXIT_FENCED
+    }
 
     const stateDir = mkdtempSync(join(tmpdir(), 'leasefence-run-'))
     let lost = false

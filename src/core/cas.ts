@@ -1,4 +1,4 @@
-import type { DocumentReference, DocumentSnapshot } from '@google-cloud/firestore'
+import type { DocumentReference, DocumentSnapshot, Firestore } from '@google-cloud/firestore'
 import { LeasefenceError, StoreUnavailableError } from './errors'
 import { systemClock, type Clock } from './time'
 
@@ -52,6 +52,40 @@ export async function compareAndSet<T>(
     }
     try {
       return await step({ attempt, sentAt, snap })
+    } catch (err) {
+      if (err instanceof LeasefenceError) throw err
+      lastError = err
+      if (!isConflict(err)) await backoff(attempt)
+    }
+  }
+  throw new StoreUnavailableError(`${opts.what}: no definite answer after ${maxAttempts} attempts: ${messageOf(lastError)}`, lastError)
+}
+
+/**
+ * The same loop over several documents read at one server time (`getAll`): the step writes a batch with
+ * a precondition on each, so the check and the writes are atomic across documents without a lock.
+ */
+export async function compareAndSetAll<T>(
+  db: Firestore,
+  refs: DocumentReference[],
+  opts: CasOptions,
+  step: (a: { attempt: number; sentAt: number; snaps: DocumentSnapshot[] }) => Promise<T>
+): Promise<T> {
+  const clock = opts.clock ?? systemClock
+  const maxAttempts = opts.maxAttempts ?? 8
+  let lastError: unknown
+  for (let attempt = 0; attempt < maxAttempts; attempt++) {
+    const sentAt = clock.monotonic()
+    let snaps: DocumentSnapshot[]
+    try {
+      snaps = await db.getAll(...refs)
+    } catch (err) {
+      lastError = err
+      await backoff(attempt)
+      continue
+    }
+    try {
+      return await step({ attempt, sentAt, snaps })
     } catch (err) {
       if (err instanceof LeasefenceError) throw err
       lastError = err

@@ -7,7 +7,7 @@ import {
   type Transaction
 } from '@google-cloud/firestore'
 import { openFirestore, resolveConnection, type ConnectionSettings } from './connection'
-import { compareAndSet, messageOf } from './cas'
+import { compareAndSet, compareAndSetAll, messageOf } from './cas'
 import { LeaseLostError, StaleFencingError, StoreUnavailableError } from './errors'
 import { validateOwner, validateResource, validateToken } from './options'
 import { resourceDocId } from './resource-id'
@@ -30,6 +30,9 @@ export interface LeaseDoc {
   skipCount?: number
   lastSkippedBy?: string | null
   lastSkippedAt?: Timestamp | null
+  /** The last token that passed the gate, and when (written by passGate). */
+  lastGateToken?: number
+  lastGatePassAt?: Timestamp
 }
 
 /** The gate document, `publish_gate/{id}`. */
@@ -321,20 +324,46 @@ export class LeaseStore {
   }
 
   /**
-   * The fencing gate: one transaction over the gate and the lease documents. Refuses a token lower than
+   * The fencing gate: one atomic step over the gate and the lease documents. Refuses a token lower than
    * the highest that ever passed (StaleFencingError) and a holder whose lease no longer shows this owner
    * and token unexpired (LeaseLostError); otherwise records the token and lets the caller go on.
    * Equal tokens pass: a holder may publish more than once.
+   *
+   * Both documents are read at one server time and the gate record is written in a batch conditioned on
+   * both documents' updateTime (the lease gets `lastGateToken`/`lastGatePassAt`): atomic like a
+   * transaction, but lock-free. A transaction here held a lock on the lease document: a publisher killed
+   * inside it, or one whose reply was lost, froze every renewal, acquisition and release of the resource
+   * for ~60 s (the chaos suite found it; scripts/chaos/gate-lock-repro.ts shows it).
    */
   async passGate(resource: string, owner: string, token: number): Promise<GatePass> {
-    return this.fencedTransaction(resource, owner, token, async () => undefined).then((r) => r.pass)
+    validateResource(resource)
+    validateOwner(owner)
+    validateToken(token)
+    const gateRef = this.gateRef(resource)
+    const leaseRef = this.leaseRef(resource)
+    return compareAndSetAll(this.db, [gateRef, leaseRef], this.casOptions(`gate for "${resource}"`), async ({ snaps }) => {
+      const [gateSnap, leaseSnap] = snaps
+      const now = leaseSnap.readTime
+      const gate = gateSnap.data() as GateDoc | undefined
+      if (gate && token < gate.fencing) throw new StaleFencingError(resource, token, gate.fencing, gate.owner)
+      const why = whyNotHeld(leaseSnap.data() as LeaseDoc | undefined, owner, token, now)
+      if (why) throw new LeaseLostError(resource, token, why)
+      const record = { resource, fencing: token, owner, passedAt: now }
+      const batch = this.db.batch()
+      if (gateSnap.exists) batch.update(gateRef, { ...record, passes: FieldValue.increment(1) }, { lastUpdateTime: gateSnap.updateTime! })
+      else batch.create(gateRef, { ...record, passes: 1 })
+      batch.update(leaseRef, { lastGateToken: token, lastGatePassAt: now }, { lastUpdateTime: leaseSnap.updateTime! })
+      await batch.commit()
+      return { resource, token, owner, passedAt: now.toDate(), previousToken: gate?.fencing ?? 0 }
+    })
   }
 
   /**
-   * A truly fenced write for side effects that live in Firestore: `fn` runs inside the gate's
-   * transaction, after the checks, and its writes commit atomically with the gate record (or not at all).
-   * `fn` may be called more than once (Firestore retries contended transactions): keep it free of
-   * side effects outside the transaction.
+   * A truly fenced write for side effects that live in Firestore: `fn` runs inside a transaction over
+   * the gate and the lease documents, after the same checks as passGate, and its writes commit
+   * atomically with the gate record (or not at all). `fn` may be called more than once (Firestore
+   * retries contended transactions): keep it free of side effects outside the transaction. The
+   * transaction locks the lease document while it runs, delaying renewals: keep `fn` short.
    */
   async fencedTransaction<T>(
     resource: string,
