@@ -51,15 +51,16 @@ export async function acquireWithPolicy(
   const waits = policy.onBusy === 'wait' || policy.onBusy === 'supersede'
   const queued = waits && (policy.queue ?? 'fifo') === 'fifo'
   // A newcomer does not jump a queue that is already there, even if the lease is free for a moment.
-  const queueAhead = queued ? await liveTicketCount(store, resource) : 0
+  const queueAhead = queued ? await retryRead(() => liveTicketCount(store, resource)) : 0
   const first = queueAhead > 0 ? undefined : await store.acquire(resource, owner, policy)
   if (first?.acquired) return { acquired: true, lease: first.lease, waitedMs: 0 }
-  let busy: BusyInfo = first ?? (await peekBusy(store, resource))
+  let busy: BusyInfo = first ?? (await retryRead(() => peekBusy(store, resource)))
   if (policy.onBusy === 'skip') return { acquired: false, busy, waitedMs: 0 }
   if (policy.onBusy === 'fail') throw new LeaseBusyError(`${describeBusy(busy)}; on-busy is fail`)
 
   const timeout = policy.waitTimeoutMs ?? 15 * 60_000
-  const pollMs = policy.pollMs ?? 1000
+  // Only a fallback: the listeners on the lease and the queue wake a waiter on every change.
+  const pollMs = policy.pollMs ?? 5000
   const progressEvery = policy.progressEveryMs ?? 10_000
   let lastProgress = -Infinity
   const wake = new Waker()
@@ -88,7 +89,12 @@ export async function acquireWithPolicy(
       }
       let position: number | undefined
       if (ticket) {
-        const view = await ticket.view()
+        // A failed read only costs a turn: nap and look again (the deadline still bounds the wait).
+        const view = await ticket.view().catch(() => undefined)
+        if (!view) {
+          await wake.wait(jitter(pollMs), policy.signal)
+          continue
+        }
         if (view.cancelled) {
           return { acquired: false, busy, waitedMs: clock.monotonic() - started, supersededBy: view.cancelledBy ?? 'a newer run' }
         }
@@ -113,6 +119,18 @@ export async function acquireWithPolicy(
     stopQueueWatch?.()
     stopWatching()
     await ticket?.leave()
+  }
+}
+
+/** A plain read retried through passing errors (a dropped reply, a cancelled call). */
+async function retryRead<T>(read: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await read()
+    } catch (err) {
+      if (i + 1 >= attempts) throw err
+      await sleep(100 * 2 ** i)
+    }
   }
 }
 

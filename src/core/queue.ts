@@ -53,7 +53,7 @@ export class QueueTicket {
     opts: { ttlMs: number; mode: 'fifo' | 'supersede'; holder?: Record<string, string> }
   ): Promise<QueueTicket> {
     const t = new QueueTicket(store, resource, owner, opts.ttlMs)
-    await t.ref.create({
+    const ticket = {
       owner,
       createdAt: FieldValue.serverTimestamp(),
       heartbeatAt: FieldValue.serverTimestamp(),
@@ -62,7 +62,19 @@ export class QueueTicket {
       cancelled: false,
       cancelledBy: null,
       holder: opts.holder ?? {}
-    })
+    }
+    // A dropped reply or a cancelled call may hide a create that went through: retry with the same
+    // ticket id, where ALREADY_EXISTS means the earlier attempt made it.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await t.ref.create(ticket)
+        break
+      } catch (err) {
+        if ((err as { code?: number }).code === 6 && attempt > 0) break
+        if (attempt >= 5) throw err
+        await new Promise((r) => setTimeout(r, 100 * 2 ** attempt))
+      }
+    }
     t.keepAlive()
     return t
   }

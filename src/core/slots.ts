@@ -139,7 +139,7 @@ export async function acquireSlot(
         }
       }
       const soonest = Math.min(...busy.map((b) => b.expiresAt.getTime() - b.serverTime.getTime()))
-      const nap = Math.min(jitter(policy.pollMs ?? 1000), Math.max(0, soonest) + 25, timeout - waited)
+      const nap = Math.min(jitter(policy.pollMs ?? 5000), Math.max(0, soonest) + 25, timeout - waited)
       if (!changed) {
         const ac = new AbortController()
         wake = () => ac.abort()
