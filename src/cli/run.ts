@@ -179,7 +179,10 @@ async function run(argv: string[], flags: RunFlags): Promise<number> {
     })
     const code = await child.exited
     await hb.stop()
-    const released = await store.release(lease.resource, owner, lease.token).catch((err: Error) => ({ released: false as const, reason: err.message }))
+    // Bounded: a release hung on the network must not hold up the exit (the lease expires by its ttl).
+    const released = await withTimeout(store.release(lease.resource, owner, lease.token), 10_000, 'the release did not answer within 10s').catch(
+      (err: Error) => ({ released: false as const, reason: err.message })
+    )
     if (released.released) logEvent('release_lock', { resource: lease.resource, token: lease.token })
     else logEvent('release_skipped', { resource: lease.resource, token: lease.token, reason: released.reason })
     rmSync(stateDir, { recursive: true, force: true })
@@ -187,6 +190,13 @@ async function run(argv: string[], flags: RunFlags): Promise<number> {
     return code
   } finally {
     uninstall()
-    await store.close()
+    await withTimeout(store.close(), 3000, 'close').catch(() => undefined)
   }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]).finally(() =>
+    clearTimeout(timer)
+  )
 }

@@ -70,12 +70,18 @@ export class Heartbeat {
     return Math.max(0, Math.min(this.opts.intervalMs, Math.floor(left / 3)))
   }
 
-  /** Stops renewing (without declaring loss) and waits for a renewal in flight. */
-  async stop(): Promise<void> {
+  /**
+   * Stops renewing (without declaring loss) and waits for a renewal in flight, at most `waitMs`: a
+   * renewal hung on the network must not keep a stopping process alive (its result is ignored anyway).
+   */
+  async stop(waitMs = 2000): Promise<void> {
     this.stopped = true
     clearTimeout(this.tickTimer)
     clearTimeout(this.deadlineTimer)
-    await this.inFlight
+    if (!this.inFlight) return
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([this.inFlight, new Promise<void>((r) => (timer = setTimeout(r, waitMs)))])
+    clearTimeout(timer)
   }
 
   private schedule(ms: number): void {

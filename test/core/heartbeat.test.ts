@@ -248,3 +248,23 @@ describe.concurrent('Heartbeat with a fake store', () => {
     expect(hb.signal.aborted).toBe(false)
   })
 })
+
+describe('stopping', () => {
+  test('stop() does not wait forever for a renewal hung on the network', async () => {
+    let calls = 0
+    const hung: Pick<LeaseStore, 'renew'> = {
+      renew: () => {
+        calls++
+        return new Promise<RenewResult>(() => undefined)
+      }
+    }
+    const lease = { resource: 'r', owner: 'o', token: 1, ttlMs: 60_000, deadline: performance.now() + 60_000 }
+    const hb = new Heartbeat(hung, lease, { intervalMs: 300 }).start()
+    await sleep(600)
+    expect(calls).toBe(1)
+    const started = performance.now()
+    await hb.stop(500)
+    expect(performance.now() - started).toBeLessThan(2000)
+    expect(hb.lost).toBe(false)
+  })
+})
