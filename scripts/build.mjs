@@ -20,6 +20,13 @@ execFileSync(
   { cwd: root, stdio: 'inherit' }
 )
 
+// Type declarations for library users (package.json "types").
+execFileSync(
+  process.execPath,
+  [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(tmp, 'types')],
+  { cwd: root, stdio: 'inherit' }
+)
+
 const ENTRIES = {
   'cli.js': { mode: 'cli', shebang: true },
   'main.js': { mode: 'main' },

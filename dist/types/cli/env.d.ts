@@ -1,0 +1,2 @@
+import { Command } from 'commander';
+export declare function envCommand(): Command;

@@ -1,0 +1,3 @@
+import { Command } from 'commander';
+export declare function defaultOwner(): string;
+export declare function runCommand(): Command;
