@@ -4,6 +4,7 @@ import { formatDuration } from './duration'
 import type { OnBusy, QueueMode } from './options'
 import { liveTicketCount, QueueTicket } from './queue'
 import { jitter, sleep, systemClock, type Clock } from './time'
+import { onChange, Waker } from './watch'
 
 export type BusyInfo = Extract<AcquireResult, { acquired: false }>
 
@@ -64,7 +65,7 @@ export async function acquireWithPolicy(
   const progressEvery = policy.progressEveryMs ?? 10_000
   let lastProgress = -Infinity
   const wake = new Waker()
-  const stopWatching = watchLease(store, resource, () => wake.ring())
+  const stopWatching = onChange(store.leaseRef(resource), () => wake.ring())
   let ticket: QueueTicket | undefined
   let stopQueueWatch: (() => void) | undefined
   try {
@@ -147,45 +148,5 @@ async function peekBusy(store: LeaseStore, resource: string): Promise<BusyInfo> 
     serverTime: s.serverTime,
     acquiredAt: s.serverTime,
     skipCount: 0
-  }
-}
-
-/** A one-shot alarm: `ring` wakes the current (or the next) `wait`. */
-class Waker {
-  private pending = false
-  private wakeNow?: () => void
-  ring(): void {
-    this.pending = true
-    this.wakeNow?.()
-  }
-  async wait(ms: number, signal?: AbortSignal): Promise<void> {
-    if (this.pending) {
-      this.pending = false
-      return
-    }
-    const ac = new AbortController()
-    this.wakeNow = () => ac.abort()
-    const onAbort = () => ac.abort()
-    signal?.addEventListener('abort', onAbort, { once: true })
-    await sleep(ms, ac.signal)
-    signal?.removeEventListener('abort', onAbort)
-    this.wakeNow = undefined
-    this.pending = false
-  }
-}
-
-/** Calls `onChange` when the lease document changes (a release, a renewal); errors only cost speed. */
-function watchLease(store: LeaseStore, resource: string, onChange: () => void): () => void {
-  let first = true
-  try {
-    return store.leaseRef(resource).onSnapshot(
-      () => {
-        if (first) first = false
-        else onChange()
-      },
-      () => undefined
-    )
-  } catch {
-    return () => undefined
   }
 }

@@ -32,60 +32,43 @@ export function isConflict(err: unknown): boolean {
   return c === FAILED_PRECONDITION || c === ALREADY_EXISTS || c === NOT_FOUND || c === ABORTED
 }
 
-export async function compareAndSet<T>(
-  ref: DocumentReference,
-  opts: CasOptions,
-  step: (a: CasAttempt) => Promise<T>
-): Promise<T> {
-  const clock = opts.clock ?? systemClock
-  const maxAttempts = opts.maxAttempts ?? 8
-  let lastError: unknown
-  for (let attempt = 0; attempt < maxAttempts; attempt++) {
-    const sentAt = clock.monotonic()
-    let snap: DocumentSnapshot
-    try {
-      snap = await ref.get()
-    } catch (err) {
-      lastError = err
-      await backoff(attempt)
-      continue
-    }
-    try {
-      return await step({ attempt, sentAt, snap })
-    } catch (err) {
-      if (err instanceof LeasefenceError) throw err
-      lastError = err
-      if (!isConflict(err)) await backoff(attempt)
-    }
-  }
-  throw new StoreUnavailableError(`${opts.what}: no definite answer after ${maxAttempts} attempts: ${messageOf(lastError)}`, lastError)
+export function compareAndSet<T>(ref: DocumentReference, opts: CasOptions, step: (a: CasAttempt) => Promise<T>): Promise<T> {
+  return casLoop(() => ref.get(), opts, (attempt, sentAt, snap) => step({ attempt, sentAt, snap }))
 }
 
 /**
  * The same loop over several documents read at one server time (`getAll`): the step writes a batch with
  * a precondition on each, so the check and the writes are atomic across documents without a lock.
  */
-export async function compareAndSetAll<T>(
+export function compareAndSetAll<T>(
   db: Firestore,
   refs: DocumentReference[],
   opts: CasOptions,
   step: (a: { attempt: number; sentAt: number; snaps: DocumentSnapshot[] }) => Promise<T>
+): Promise<T> {
+  return casLoop(() => db.getAll(...refs), opts, (attempt, sentAt, snaps) => step({ attempt, sentAt, snaps }))
+}
+
+async function casLoop<S, T>(
+  read: () => Promise<S>,
+  opts: CasOptions,
+  step: (attempt: number, sentAt: number, read: S) => Promise<T>
 ): Promise<T> {
   const clock = opts.clock ?? systemClock
   const maxAttempts = opts.maxAttempts ?? 8
   let lastError: unknown
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     const sentAt = clock.monotonic()
-    let snaps: DocumentSnapshot[]
+    let snaps: S
     try {
-      snaps = await db.getAll(...refs)
+      snaps = await read()
     } catch (err) {
       lastError = err
       await backoff(attempt)
       continue
     }
     try {
-      return await step({ attempt, sentAt, snaps })
+      return await step(attempt, sentAt, snaps)
     } catch (err) {
       if (err instanceof LeasefenceError) throw err
       lastError = err

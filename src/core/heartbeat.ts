@@ -1,5 +1,5 @@
 import type { Lease, LeaseStore, RenewResult } from './lease-store'
-import { systemClock, type Clock } from './time'
+import { systemClock, withTimeout, type Clock } from './time'
 
 export interface HeartbeatEvents {
   onRenew?(r: { expiresAt: Date; deadline: number; count: number }): void
@@ -78,10 +78,7 @@ export class Heartbeat {
     this.stopped = true
     clearTimeout(this.tickTimer)
     clearTimeout(this.deadlineTimer)
-    if (!this.inFlight) return
-    let timer: NodeJS.Timeout | undefined
-    await Promise.race([this.inFlight, new Promise<void>((r) => (timer = setTimeout(r, waitMs)))])
-    clearTimeout(timer)
+    await withTimeout(this.inFlight ?? Promise.resolve(), waitMs, 'renewal in flight').catch(() => undefined)
   }
 
   private schedule(ms: number): void {

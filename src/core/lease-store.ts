@@ -11,7 +11,7 @@ import { compareAndSet, compareAndSetAll, messageOf } from './cas'
 import { LeaseLostError, StaleFencingError, StoreUnavailableError } from './errors'
 import { validateOwner, validateResource, validateToken } from './options'
 import { resourceDocId } from './resource-id'
-import { expiryAfter, holderDeadline, isExpired, systemClock, type Clock } from './time'
+import { expiryAfter, holderDeadline, isExpired, isLive, remainingMs, systemClock, type Clock } from './time'
 
 /** The lease document, `leases/{id}`. */
 export interface LeaseDoc {
@@ -308,7 +308,6 @@ export class LeaseStore {
     const snap = await this.leaseRef(resource).get()
     const now = snap.readTime
     const cur = snap.data() as LeaseDoc | undefined
-    const live = !!cur && !isExpired(cur.expiresAt, now)
     return {
       resource,
       docId: resourceDocId(resource),
@@ -316,8 +315,8 @@ export class LeaseStore {
       owner: cur?.owner,
       token: cur?.fencing ?? 0,
       expiresAt: cur?.expiresAt?.toDate(),
-      live,
-      remainingMs: cur ? cur.expiresAt.toMillis() - now.toMillis() : 0,
+      live: isLive(cur, now),
+      remainingMs: cur ? remainingMs(cur.expiresAt, now) : 0,
       holder: cur?.holder ?? {},
       serverTime: now.toDate()
     }

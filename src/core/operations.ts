@@ -2,7 +2,8 @@ import { FieldValue, Timestamp, type DocumentSnapshot } from '@google-cloud/fire
 import { compareAndSet } from './cas'
 import { ValidationError } from './errors'
 import type { GateDoc, LeaseDoc, LeaseStore } from './lease-store'
-import { isExpired } from './time'
+import { countLiveTickets } from './queue'
+import { isExpired, isLive, remainingMs } from './time'
 
 /**
  * What operators of locks need beyond acquire/renew/release: forced release with an audit trail, skip
@@ -48,7 +49,7 @@ export async function forceRelease(
     const now = snap.readTime
     const cur = snap.data() as LeaseDoc | undefined
     if (!cur) return { released: false, token: 0, wasLive: false, reason: 'no lease document exists for this resource' }
-    const wasLive = !isExpired(cur.expiresAt, now) && !cur.releasedAt
+    const wasLive = isLive(cur, now)
     const batch = store.db.batch()
     batch.update(
       ref,
@@ -92,7 +93,7 @@ export async function recordSkip(store: LeaseStore, resource: string, skipper: s
   return compareAndSet(ref, { what: `skip count of "${resource}"` }, async ({ snap }) => {
     const now = snap.readTime
     const cur = snap.data() as LeaseDoc | undefined
-    if (!cur || isExpired(cur.expiresAt, now) || cur.releasedAt) return undefined
+    if (!cur || !isLive(cur, now)) return undefined
     const skipCount = (cur.skipCount ?? 0) + 1
     await ref.update(
       { skipCount, lastSkippedBy: skipper, lastSkippedAt: now },
@@ -150,21 +151,17 @@ export async function listLeases(store: LeaseStore, resources?: string[]): Promi
       store.gateRef(cur.resource).get()
     ])
     const gate = gateSnap.data() as GateDoc | undefined
-    const live = !isExpired(cur.expiresAt, now) && !cur.releasedAt
-    const liveTickets = queue.docs.filter((d) => {
-      const t = d.data()
-      return !t.cancelled && t.heartbeatAt && (t.heartbeatAt as Timestamp).toMillis() + (t.ttlMs as number) > now.toMillis()
-    })
+    const live = isLive(cur, now)
     rows.push({
       resource: cur.resource,
       owner: cur.owner,
       token: cur.fencing,
       live,
-      expiresInMs: cur.expiresAt.toMillis() - now.toMillis(),
+      expiresInMs: remainingMs(cur.expiresAt, now),
       acquiredAt: cur.acquiredAt.toDate(),
       releasedAt: cur.releasedAt?.toDate(),
       skipCount: cur.skipCount ?? 0,
-      queueLength: liveTickets.length,
+      queueLength: countLiveTickets(queue.docs, queue.readTime),
       gateToken: gate?.fencing ?? 0,
       lastGatePassAt: gate?.passedAt?.toDate(),
       holder: cur.holder ?? {},

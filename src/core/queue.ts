@@ -1,5 +1,6 @@
-import { FieldValue, type DocumentReference, type Timestamp } from '@google-cloud/firestore'
+import { FieldValue, type DocumentData, type DocumentReference, type Timestamp } from '@google-cloud/firestore'
 import type { LeaseStore } from './lease-store'
+import { onChange } from './watch'
 
 /**
  * The FIFO wait queue of one resource: `leases/{id}/queue/{ticket}`, ordered by the server's commit time.
@@ -126,18 +127,8 @@ export class QueueTicket {
   }
 
   /** Calls `onChange` whenever the queue changes (a ticket joins, leaves or is cancelled). */
-  watch(onChange: () => void): () => void {
-    let first = true
-    return this.store
-      .leaseRef(this.resource)
-      .collection('queue')
-      .onSnapshot(
-        () => {
-          if (first) first = false
-          else onChange()
-        },
-        () => undefined
-      )
+  watch(callback: () => void): () => void {
+    return onChange(this.store.leaseRef(this.resource).collection('queue'), callback)
   }
 
   async leave(): Promise<void> {
@@ -157,9 +148,13 @@ export function isTicketLive(t: Pick<TicketDoc, 'heartbeatAt' | 'ttlMs'>, server
 /** How many live tickets wait on the resource (used by a newcomer to decide whether to queue). */
 export async function liveTicketCount(store: LeaseStore, resource: string): Promise<number> {
   const snap = await store.leaseRef(resource).collection('queue').get()
-  const now = snap.readTime.toMillis()
-  return snap.docs.filter((d) => {
+  return countLiveTickets(snap.docs, snap.readTime)
+}
+
+/** Tickets neither cancelled nor abandoned, at the server's now. */
+export function countLiveTickets(docs: { data(): DocumentData }[], serverNow: Timestamp): number {
+  return docs.filter((d) => {
     const t = d.data() as TicketDoc
-    return !t.cancelled && isTicketLive(t, now)
+    return !t.cancelled && isTicketLive(t, serverNow.toMillis())
   }).length
 }

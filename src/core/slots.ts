@@ -4,7 +4,8 @@ import { LeaseBusyError, ValidationError, WaitTimeoutError } from './errors'
 import type { AcquireOptions, Lease, LeaseDoc, LeaseStore } from './lease-store'
 import type { OnBusy } from './options'
 import { slotResource } from './resource-id'
-import { isExpired, jitter, sleep, systemClock, type Clock } from './time'
+import { isLive, jitter, systemClock, type Clock } from './time'
+import { onChange, Waker } from './watch'
 
 /**
  * N-slot leases: one environment per parallel job. Slot i of `resource` is its own lease document
@@ -78,7 +79,8 @@ export interface SlotPolicy extends AcquireOptions {
 }
 
 export type SlotResult =
-  | { acquired: true; slot: number; lease: Lease; waitedMs: number }
+  /** alreadyHeld: this owner held that slot live before (a restarted job got its own slot back). */
+  | { acquired: true; slot: number; lease: Lease; waitedMs: number; alreadyHeld: boolean }
   | { acquired: false; busy: BusyInfo[]; waitedMs: number }
 
 /**
@@ -98,15 +100,17 @@ export async function acquireSlot(
   const timeout = policy.waitTimeoutMs ?? 15 * 60_000
   const progressEvery = policy.progressEveryMs ?? 10_000
   let lastProgress = -Infinity
-  let wake: (() => void) | undefined
-  let changed = false
+  const wake = new Waker()
   const unsubscribe: (() => void)[] = []
   try {
     for (;;) {
       const busy: BusyInfo[] = []
-      for (const i of await slotOrder(store, resource, slots, owner)) {
+      const order = await slotOrder(store, resource, slots, owner)
+      for (const i of order.indices) {
         const r = await store.acquire(slotResource(resource, i), owner, policy)
-        if (r.acquired) return { acquired: true, slot: i, lease: r.lease, waitedMs: clock.monotonic() - started }
+        if (r.acquired) {
+          return { acquired: true, slot: i, lease: r.lease, waitedMs: clock.monotonic() - started, alreadyHeld: order.heldLive.has(i) }
+        }
         busy.push(r)
       }
       const waited = clock.monotonic() - started
@@ -122,46 +126,37 @@ export async function acquireSlot(
         policy.onWaiting?.(busy, waited)
       }
       if (unsubscribe.length === 0) {
-        for (let i = 0; i < slots; i++) {
-          let first = true
-          unsubscribe.push(
-            store.leaseRef(slotResource(resource, i)).onSnapshot(
-              () => {
-                if (first) first = false
-                else {
-                  changed = true
-                  wake?.()
-                }
-              },
-              () => undefined
-            )
-          )
-        }
+        for (let i = 0; i < slots; i++) unsubscribe.push(onChange(store.leaseRef(slotResource(resource, i)), () => wake.ring()))
       }
       const soonest = Math.min(...busy.map((b) => b.expiresAt.getTime() - b.serverTime.getTime()))
       const nap = Math.min(jitter(policy.pollMs ?? 5000), Math.max(0, soonest) + 25, timeout - waited)
-      if (!changed) {
-        const ac = new AbortController()
-        wake = () => ac.abort()
-        policy.signal?.addEventListener('abort', () => ac.abort(), { once: true })
-        await sleep(nap, ac.signal)
-        wake = undefined
-      }
-      changed = false
+      await wake.wait(nap, policy.signal)
     }
   } finally {
     for (const u of unsubscribe) u()
   }
 }
 
-/** Slot indices to try: the one this owner holds, then free/expired ones, then the rest (by index). */
-async function slotOrder(store: LeaseStore, resource: string, slots: number, owner: string): Promise<number[]> {
+/**
+ * Slot indices to try: the one this owner holds, then free/expired ones, then the rest (by index); and
+ * which slots this owner holds live already.
+ */
+async function slotOrder(
+  store: LeaseStore,
+  resource: string,
+  slots: number,
+  owner: string
+): Promise<{ indices: number[]; heldLive: Set<number> }> {
   const snaps = await store.db.getAll(...Array.from({ length: slots }, (_, i) => store.leaseRef(slotResource(resource, i))))
+  const heldLive = new Set<number>()
   const rank = snaps.map((snap, i) => {
     const d = snap.data() as LeaseDoc | undefined
-    if (d && d.owner === owner && !d.releasedAt && !isExpired(d.expiresAt, snap.readTime)) return { i, r: 0 }
-    if (!d || d.releasedAt || isExpired(d.expiresAt, snap.readTime)) return { i, r: 1 }
+    if (!isLive(d, snap.readTime)) return { i, r: 1 }
+    if (d!.owner === owner) {
+      heldLive.add(i)
+      return { i, r: 0 }
+    }
     return { i, r: 2 }
   })
-  return rank.sort((a, b) => a.r - b.r || a.i - b.i).map((x) => x.i)
+  return { indices: rank.sort((a, b) => a.r - b.r || a.i - b.i).map((x) => x.i), heldLive }
 }

@@ -29,6 +29,14 @@ export function isExpired(expiresAt: Timestamp | undefined | null, serverNow: Ti
   return expiresAt.toMillis() <= serverNow.toMillis()
 }
 
+/** A lease is live while it is neither released nor expired at the server's now. */
+export function isLive(
+  lease: { expiresAt: Timestamp; releasedAt?: Timestamp | null } | undefined,
+  serverNow: Timestamp
+): boolean {
+  return !!lease && !lease.releasedAt && !isExpired(lease.expiresAt, serverNow)
+}
+
 /** The server-side expiry of a lease confirmed at serverNow. */
 export function expiryAfter(serverNow: Timestamp, ttlMs: number): Timestamp {
   return Timestamp.fromMillis(serverNow.toMillis() + ttlMs)
@@ -55,6 +63,13 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }
     signal?.addEventListener('abort', done, { once: true })
   })
+}
+
+/** `p`, or a rejection with `message` after `ms`: a call hung on the network must not hold up a stop. */
+export function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))
+  return Promise.race([p, late]).finally(() => clearTimeout(timer))
 }
 
 /** ms ± fraction, so that many waiters do not poll in lock-step. */

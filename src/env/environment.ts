@@ -7,7 +7,7 @@ import { appendAudit } from '../core/operations'
 import { validateOwner, validateResource } from '../core/options'
 import { slotResource } from '../core/resource-id'
 import { acquireSlot, validateSlots } from '../core/slots'
-import { isExpired } from '../core/time'
+import { isLive } from '../core/time'
 import { redactUrl, withSearchPath, writeEnvFile } from './env-file'
 import {
   bandPorts,
@@ -246,14 +246,6 @@ export async function acquireEnvironment(store: LeaseStore, opts: AcquireEnviron
   const repoTop = wt ? await repoTopLevel(wt.repo ?? process.cwd()) : undefined
   const envFile = opts.envFile ? resolve(opts.envFile) : undefined
 
-  // --- which slots this agent already holds live (it gets that one back, and keeps its environment)
-  const snaps = await store.db.getAll(...Array.from({ length: slots }, (_, i) => store.leaseRef(slotResource(opts.resource, i))))
-  const heldLive = new Set<number>()
-  snaps.forEach((snap, i) => {
-    const d = snap.data() as LeaseDoc | undefined
-    if (d && d.owner === opts.agentId && !d.releasedAt && !isExpired(d.expiresAt, snap.readTime)) heldLive.add(i)
-  })
-
   const steps: Step[] = []
   const got = await acquireSlot(store, opts.resource, slots, opts.agentId, {
     ttlMs,
@@ -270,7 +262,8 @@ export async function acquireEnvironment(store: LeaseStore, opts: AcquireEnviron
     }
   }
   const { slot, lease } = got
-  const reused = heldLive.has(slot)
+  // A slot this agent already held live comes back first: it keeps its environment.
+  const reused = got.alreadyHeld
   step(
     steps,
     opts.onStep,
@@ -583,7 +576,7 @@ export async function releaseEnvironment(store: LeaseStore, opts: ReleaseEnviron
   const res = slotResource(opts.resource, opts.slot)
   const snap = await store.leaseRef(res).get()
   const doc = snap.data() as LeaseDoc | undefined
-  const live = !!doc && !doc.releasedAt && !isExpired(doc.expiresAt, snap.readTime)
+  const live = isLive(doc, snap.readTime)
   if (doc && live && doc.owner !== opts.agentId) {
     throw new LeaseBusyError(
       `slot ${opts.slot} of "${opts.resource}" is held by ${doc.owner} (token ${doc.fencing}), not ${opts.agentId}: not touching its environment`
@@ -670,7 +663,7 @@ export async function reapEnvironments(store: LeaseStore, opts: ReapEnvironments
       out.push({ slot: i, leaseResource: res, outcome: 'unused', detail: 'never leased' })
       continue
     }
-    const live = !doc.releasedAt && !isExpired(doc.expiresAt, snap.readTime)
+    const live = isLive(doc, snap.readTime)
     if (live) {
       const detail = `held by ${doc.owner} (token ${doc.fencing}) for ${formatDuration(doc.expiresAt.toMillis() - snap.readTime.toMillis())} more`
       if (opts.slot !== undefined) {
