@@ -6,6 +6,7 @@ import { writeLostMarker } from '../core/local-state'
 import { appendAudit } from '../core/operations'
 import { logEvent, setLogSink } from '../core/log'
 import { formatDuration } from '../core/duration'
+import { withTimeout } from '../core/time'
 import { FILES, hrNsToMonotonic, readHandoverDeadline, writeJsonAtomic, type HeartbeatConfig, type HeartbeatStatus } from './state'
 
 /**
@@ -66,7 +67,7 @@ export async function runHeartbeatDaemon(configPath: string | undefined): Promis
       status.exitReason = reason
       save()
       log(`heartbeat exiting: ${reason}`)
-      await Promise.race([store.close().catch(() => undefined), new Promise((r) => setTimeout(r, 2000))])
+      await withTimeout(store.close(), 2000, 'close').catch(() => undefined)
       process.exit(code)
     }
     return new Promise<never>(() => undefined)
@@ -79,10 +80,9 @@ export async function runHeartbeatDaemon(configPath: string | undefined): Promis
     writeLostMarker(dir, { reason, at: new Date().toISOString(), token })
     logEvent('lock_lost', { resource, owner, token, reason })
     // The audit trail records losses too (best effort, bounded: the marker above is what counts).
-    void Promise.race([
-      appendAudit(store, resource, { action: 'lost', owner, fencing: token, reason }).catch(() => undefined),
-      new Promise((r) => setTimeout(r, 2000))
-    ]).then(() => exit(`lease lost: ${reason}`, 0))
+    void withTimeout(appendAudit(store, resource, { action: 'lost', owner, fencing: token, reason }), 2000, 'audit')
+      .catch(() => undefined)
+      .then(() => exit(`lease lost: ${reason}`, 0))
   }
 
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => void exit(`stopped by ${sig}`, 0))

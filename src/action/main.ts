@@ -109,6 +109,7 @@ export async function runMain(env: NodeJS.ProcessEnv = process.env): Promise<voi
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
   let lastBusy: BusyInfo | undefined
+  const handOverContext = { stateDir, base, connection, credentialsFile, cancelled: cancel.signal }
   try {
     if (inputs.forceRelease) return await runForceRelease(inputs, store)
     if (mode === 'dry-run') return await runDryRun(inputs, store, base, stateDir, connection)
@@ -124,11 +125,7 @@ export async function runMain(env: NodeJS.ProcessEnv = process.env): Promise<voi
       }
       save({ env: { resource, worktree: env.worktree, keep: env.keep, database: !!env.databaseUrl }, slot: got.environment.slot })
       await handOver({ ...inputs, resource: got.lease.resource }, store, got.lease, got.waitedMs, {
-        stateDir,
-        base,
-        connection,
-        credentialsFile,
-        cancelled: cancel.signal,
+        ...handOverContext,
         onHandedOver: () => {
           for (const [k, v] of Object.entries(envOutputs(got.environment))) core.setOutput(k, v)
           if (got.lease.previousOwner) core.setOutput('took-over-from', got.lease.previousOwner)
@@ -189,11 +186,7 @@ export async function runMain(env: NodeJS.ProcessEnv = process.env): Promise<voi
       return
     }
     await handOver({ ...inputs, resource: got.lease.resource }, store, got.lease, got.waitedMs, {
-      stateDir,
-      base,
-      connection,
-      credentialsFile,
-      cancelled: cancel.signal,
+      ...handOverContext,
       onHandedOver: () => reportAcquired(inputs, got)
     })
   } catch (err) {

@@ -55,7 +55,7 @@ async function publish(argv: string[], flags: PublishFlags): Promise<number> {
   }
   validateResource(resource)
   validateOwner(owner)
-  const token = validateToken(tokenText === '0' && mode !== 'normal' ? '1' : tokenText)
+  const token = validateToken(tokenText)
   const store = new LeaseStore(connectionFrom(flags))
   try {
     if (mode === 'dry-run') {

@@ -15,6 +15,7 @@ import { STATE_DIR_ENV, writeLostMarker } from '../core/local-state'
 import { logEvent } from '../core/log'
 import { parseOnBusy, parseQueueMode, parseTimings, validateOwner, validateResource } from '../core/options'
 import { EXIT_FENCED } from '../core/publish'
+import { withTimeout } from '../core/time'
 import { ValidationError } from '../core/errors'
 import { onTerminationSignals, runChild, signalExitCode } from './child'
 import { addConnectionOptions, connectionEnv, connectionFrom, type ConnectionFlags } from './settings'
@@ -192,11 +193,4 @@ async function run(argv: string[], flags: RunFlags): Promise<number> {
     uninstall()
     await withTimeout(store.close(), 3000, 'close').catch(() => undefined)
   }
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]).finally(() =>
-    clearTimeout(timer)
-  )
 }

@@ -1,4 +1,4 @@
-import { type DocumentReference, type Timestamp } from '@google-cloud/firestore';
+import { type DocumentData, type DocumentReference, type Timestamp } from '@google-cloud/firestore';
 import type { LeaseStore } from './lease-store';
 /**
  * The FIFO wait queue of one resource: `leases/{id}/queue/{ticket}`, ordered by the server's commit time.
@@ -46,9 +46,13 @@ export declare class QueueTicket {
     /** supersede: cancel every older, still waiting ticket. Returns how many were cancelled. */
     cancelOlder(): Promise<number>;
     /** Calls `onChange` whenever the queue changes (a ticket joins, leaves or is cancelled). */
-    watch(onChange: () => void): () => void;
+    watch(callback: () => void): () => void;
     leave(): Promise<void>;
 }
 export declare function isTicketLive(t: Pick<TicketDoc, 'heartbeatAt' | 'ttlMs'>, serverNowMs: number): boolean;
 /** How many live tickets wait on the resource (used by a newcomer to decide whether to queue). */
 export declare function liveTicketCount(store: LeaseStore, resource: string): Promise<number>;
+/** Tickets neither cancelled nor abandoned, at the server's now. */
+export declare function countLiveTickets(docs: {
+    data(): DocumentData;
+}[], serverNow: Timestamp): number;

@@ -33,11 +33,14 @@ export interface SlotPolicy extends AcquireOptions {
     onWaiting?(busy: BusyInfo[], waitedMs: number): void;
     progressEveryMs?: number;
 }
-export type SlotResult = {
+export type SlotResult = 
+/** alreadyHeld: this owner held that slot live before (a restarted job got its own slot back). */
+{
     acquired: true;
     slot: number;
     lease: Lease;
     waitedMs: number;
+    alreadyHeld: boolean;
 } | {
     acquired: false;
     busy: BusyInfo[];

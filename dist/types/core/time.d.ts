@@ -19,6 +19,11 @@ export interface Clock {
 export declare const systemClock: Clock;
 /** Where expiry is decided: a lease is expired when its expiresAt is at or before the server's now. */
 export declare function isExpired(expiresAt: Timestamp | undefined | null, serverNow: Timestamp): boolean;
+/** A lease is live while it is neither released nor expired at the server's now. */
+export declare function isLive(lease: {
+    expiresAt: Timestamp;
+    releasedAt?: Timestamp | null;
+} | undefined, serverNow: Timestamp): boolean;
 /** The server-side expiry of a lease confirmed at serverNow. */
 export declare function expiryAfter(serverNow: Timestamp, ttlMs: number): Timestamp;
 /** Milliseconds left on a lease, by the server's clock (negative when expired). */
@@ -26,5 +31,7 @@ export declare function remainingMs(expiresAt: Timestamp, serverNow: Timestamp):
 /** The holder's own deadline on its monotonic clock: ttl after the confirmed request was sent. */
 export declare function holderDeadline(sentAtMonotonic: number, ttlMs: number): number;
 export declare function sleep(ms: number, signal?: AbortSignal): Promise<void>;
+/** `p`, or a rejection with `message` after `ms`: a call hung on the network must not hold up a stop. */
+export declare function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T>;
 /** ms ± fraction, so that many waiters do not poll in lock-step. */
 export declare function jitter(ms: number, fraction?: number, random?: () => number): number;
